@@ -1,0 +1,211 @@
+"""Turning what the user typed into a backend, and finding out what kind of backend it is.
+
+A backend spec is one of:
+
+* a name registered with torch (``aot_eager``, ``inductor``, a ``torch_dynamo_backends``
+  entry point, or anything a plugin module registered),
+* ``package.module:attr`` -- an importable callable,
+* ``path/to/file.py:attr`` -- a callable defined in a file anywhere on disk.
+
+Registered names are looked up in torch's registry each time the backend compiles, so a
+plugin that re-registers ``aot_eager`` is the one that runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness import compat
+
+BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"
+IMPORTS_ENV = "DYNAMO_SUITE_IMPORTS"
+DEFAULT_BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+class BackendSpecError(ValueError):
+    """A backend spec that cannot be turned into a backend; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend under test.
+
+    ``name`` is the identifier used in test ids (``MutationTests_<name>``); ``spec`` is what
+    the user wrote and what a repro command needs.
+    """
+
+    spec: str
+    name: str
+    _load: Callable[[], Callable] = field(repr=False, compare=False)
+
+    def compiler_fn(self) -> Callable:
+        return self._load()
+
+    def __call__(self, gm, example_inputs):
+        return self.compiler_fn()(gm, example_inputs)
+
+
+@dataclass(frozen=True)
+class BackendProfile:
+    """What probing a backend on a tiny function revealed."""
+
+    received_graph: bool
+    uses_aot_autograd: bool
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text).strip("_") or "backend"
+
+
+def _load_attr(obj: Any, attr_path: str, spec: str) -> Any:
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise BackendSpecError(
+                f"backend '{spec}': '{getattr(obj, '__name__', obj)}' has no attribute '{part}'"
+            ) from None
+    return obj
+
+
+def _callable_or_error(obj: Any, spec: str) -> Callable:
+    if not callable(obj):
+        raise BackendSpecError(
+            f"backend '{spec}' is a {type(obj).__name__}, not a callable taking (graph_module, example_inputs)"
+        )
+    return obj
+
+
+def _from_file(spec: str, path_text: str, attr: str) -> Backend:
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        raise BackendSpecError(f"backend '{spec}': no file {path}; give path/to/file.py:attr")
+    module_name = f"_dynamo_suite_backend_{_identifier(str(path))}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as error:
+            del sys.modules[module_name]
+            raise BackendSpecError(f"backend '{spec}': importing {path} failed: {error!r}") from None
+    fn = _callable_or_error(_load_attr(module, attr, spec), spec)
+    return Backend(spec=spec, name=_identifier(attr.split(".")[-1]), _load=lambda: fn)
+
+
+def _from_module(spec: str, module_name: str, attr: str) -> Backend:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise BackendSpecError(
+            f"backend '{spec}': cannot import module '{module_name}' ({error}); is it on PYTHONPATH?"
+        ) from None
+    fn = _callable_or_error(_load_attr(module, attr, spec), spec)
+    return Backend(spec=spec, name=_identifier(attr.split(".")[-1]), _load=lambda: fn)
+
+
+def _from_registry(spec: str) -> Backend:
+    known = compat.registered_backend_names()
+    if spec not in known:
+        raise BackendSpecError(
+            f"unknown backend '{spec}'; registered: {', '.join(known)}; "
+            "or give package.module:attr or path/to/file.py:attr"
+        )
+    _callable_or_error(compat.lookup_backend(spec), spec)
+    return Backend(spec=spec, name=_identifier(spec), _load=lambda: compat.lookup_backend(spec))
+
+
+def resolve_backend(spec: str) -> Backend:
+    """Resolve one backend spec, or raise BackendSpecError saying what is wrong."""
+    spec = spec.strip()
+    if not spec:
+        raise BackendSpecError("empty backend spec; give a registered name, package.module:attr or path/to/file.py:attr")
+    if ":" in spec:
+        target, _, attr = spec.rpartition(":")
+        if not target or not attr:
+            raise BackendSpecError(f"backend '{spec}': expected package.module:attr or path/to/file.py:attr")
+        if target.endswith(".py") or os.sep in target or "/" in target:
+            return _from_file(spec, target, attr)
+        return _from_module(spec, target, attr)
+    return _from_registry(spec)
+
+
+def import_plugins(text: str | None = None) -> None:
+    """Import the modules named in DYNAMO_SUITE_IMPORTS, which may register backends."""
+    text = os.environ.get(IMPORTS_ENV, "") if text is None else text
+    for module_name in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            importlib.import_module(module_name)
+        except ImportError as error:
+            raise BackendSpecError(f"{IMPORTS_ENV}: cannot import '{module_name}' ({error})") from None
+
+
+def resolve_backends(text: str) -> list[Backend]:
+    """Resolve a comma-separated list of specs; names in test ids are kept unique."""
+    backends: list[Backend] = []
+    used: set[str] = set()
+    for spec in filter(None, (part.strip() for part in text.split(","))):
+        backend = resolve_backend(spec)
+        name, n = backend.name, 2
+        while name in used:
+            name, n = f"{backend.name}_{n}", n + 1
+        used.add(name)
+        backends.append(Backend(spec=backend.spec, name=name, _load=backend._load))
+    if not backends:
+        raise BackendSpecError(f"{BACKENDS_ENV} names no backend; e.g. {','.join(DEFAULT_BACKENDS)}")
+    return backends
+
+
+@functools.cache
+def selected_backends() -> tuple[Backend, ...]:
+    """The backends under test for this process: DYNAMO_SUITE_BACKENDS, or the defaults."""
+    import_plugins()
+    return tuple(resolve_backends(os.environ.get(BACKENDS_ENV) or ",".join(DEFAULT_BACKENDS)))
+
+
+def register_backend(compiler_fn: Callable, name: str) -> Callable:
+    """Register ``compiler_fn`` under ``name`` with torch, replacing any backend of that name."""
+    compat.replace_registered_backend(name, compiler_fn)
+    return compiler_fn
+
+
+_PROFILES: dict[str, BackendProfile] = {}
+
+
+def _probe_target(x):
+    return (x.sin() * 2).sum()
+
+
+def probe_backend(backend: Backend) -> BackendProfile:
+    """Compile a tiny differentiable function with ``backend`` and look at what came back.
+
+    A backend uses AOTAutograd when the compiled output's autograd node is AOTAutograd's
+    compiled function rather than the eager op's. Cached per spec for the process.
+    """
+    profile = _PROFILES.get(backend.spec)
+    if profile is None:
+        import torch
+
+        from harness.counters import CompileCounterWithBackend
+
+        counter = CompileCounterWithBackend(backend)
+        compiled = torch.compile(_probe_target, backend=counter, fullgraph=True)
+        with torch.enable_grad():
+            out = compiled(torch.ones(3, requires_grad=True))
+        node_name = type(out.grad_fn).__name__ if out.grad_fn is not None else ""
+        profile = BackendProfile(
+            received_graph=counter.frame_count > 0,
+            uses_aot_autograd="CompiledFunction" in node_name,
+        )
+        _PROFILES[backend.spec] = profile
+    return profile

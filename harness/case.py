@@ -1,0 +1,196 @@
+"""The base TestCase every scenario builds on, and per-backend class generation.
+
+A scenario family is written once, as a subclass of ``BackendTestCase`` decorated with
+``@for_each_backend``; the decorator generates one concrete class per backend under test
+(``Family_<backend>``) with ``parameterized``. Around every test the base class
+
+* resets Dynamo, clears its counters and seeds the RNGs,
+* records every guard failure (``self.guard_failures``),
+* applies the expectations data (xfail / skip, decided per backend and torch version),
+* after a passing body, fails the test if the backend under test received no graph
+  (Dynamo falls back to eager silently; a scenario must prove it compiled), and
+* fails the test that leaked global state (grad mode, default dtype, configs...), naming
+  what leaked, after putting it back.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import unittest
+from typing import Any, Callable
+
+import torch
+from parameterized import parameterized_class
+
+from harness import compat, expectations, state
+from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
+from harness.counters import CompileCounterWithBackend
+from harness.guards import GuardFailureRecorder
+
+
+class DynamoTestCase(unittest.TestCase):
+    """Isolation, expectations and guard-failure capture; no backend axis."""
+
+    backend: Backend | None = None
+    family: str | None = None  # the scenario family a generated class came from
+
+    @classmethod
+    def expectation_key(cls, method_name: str) -> str:
+        """The name expectations match: ``<module>.<Family>.<test method>``."""
+        module = cls.__module__.rsplit(".", 1)[-1]
+        return f"{module}.{cls.family or cls.__name__}.{method_name}"
+
+    # -- expectations --------------------------------------------------------------------
+
+    def _decide_expectation(self) -> expectations.Expectation | None:
+        options = expectations.candidates(
+            self.expectation_key(self._testMethodName),
+            self.backend.name if self.backend else None,
+            compat.TORCH_VERSION,
+        )
+        return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
+
+    def run(self, result=None):
+        self.expectation = None
+        self._setup_error: BaseException | None = None
+        try:
+            self.expectation = self._decide_expectation()
+        except Exception as error:  # a backend that crashes while probed fails its tests
+            self._setup_error = error
+        if self.expectation is not None and self.expectation.status == "xfail":
+            # Read by unittest (and pytest's unittest support) when the test starts.
+            self.__unittest_expecting_failure__ = True
+        return super().run(result)
+
+    # -- per-test isolation --------------------------------------------------------------
+
+    def setUp(self) -> None:
+        super().setUp()
+        if self._setup_error is not None:
+            raise self._setup_error
+        if self.expectation is not None and self.expectation.status == "skip":
+            self.skipTest(f"{self.expectation.reason} [{self.expectation.source}]")
+        compat.reset_dynamo()
+        compat.dynamo_counters().clear()
+        state.seed_everything()
+        self._state_before = state.snapshot()
+        self.guard_failures = GuardFailureRecorder().start()
+        self.addCleanup(self._leave_state_as_found)
+
+    def _leave_state_as_found(self) -> None:
+        self.guard_failures.stop()
+        compat.reset_dynamo()
+        changes = state.leaked(self._state_before, state.snapshot())
+        state.restore(self._state_before)
+        if changes:
+            self.fail("test leaked global state (now restored): " + "; ".join(changes))
+
+    def reset_dynamo(self) -> None:
+        """Reset Dynamo mid-test without losing the guard failures recorded so far."""
+        self.guard_failures.collect()
+        compat.reset_dynamo()
+
+    # -- guard failures ------------------------------------------------------------------
+
+    def assertGuardFailure(self, pattern: str, count: int | None = None) -> list[str]:
+        """Assert a recorded (normalized) guard-failure reason matches regex ``pattern``."""
+        found = self.guard_failures.matching(pattern)
+        if not found:
+            self.fail(f"no guard failure matches {pattern!r}; recorded: {self.guard_failures.reasons}")
+        if count is not None:
+            self.assertEqual(len(self.guard_failures.reasons), count,
+                             f"guard failures recorded: {self.guard_failures.reasons}")
+        return found
+
+    def assertNoGuardFailure(self) -> None:
+        self.assertEqual(self.guard_failures.reasons, [], "unexpected recompilation")
+
+    @property
+    def backend_profile(self) -> BackendProfile:
+        if self.backend is None:
+            raise AttributeError("this test has no backend under test")
+        return probe_backend(self.backend)
+
+
+class BackendTestCase(DynamoTestCase):
+    """A scenario run against the backend under test (``self.backend``).
+
+    Compile with ``self.compile``: it routes every graph through ``self.counter`` (a
+    CompileCounterWithBackend delegating to the backend), which is how the test later
+    proves the backend received a graph.
+    """
+
+    def setUp(self) -> None:
+        super().setUp()
+        self._counters: list[CompileCounterWithBackend] = []
+        self._no_graph_reason: str | None = None
+        self.counter = self.new_counter()
+
+    def new_counter(self) -> CompileCounterWithBackend:
+        """A fresh counting wrapper around the backend under test."""
+        counter = CompileCounterWithBackend(self.backend)
+        self._counters.append(counter)
+        return counter
+
+    def compile(self, fn: Callable, *, counter: CompileCounterWithBackend | None = None, **kwargs: Any):
+        """``torch.compile(fn, **kwargs)`` with the backend under test behind a counter."""
+        return torch.compile(fn, backend=counter or self.counter, **kwargs)
+
+    @property
+    def uses_aot_autograd(self) -> bool:
+        return self.backend_profile.uses_aot_autograd
+
+    @property
+    def graphs_received(self) -> int:
+        return sum(counter.frame_count for counter in self._counters)
+
+    def expect_no_graph(self, reason: str) -> None:
+        """Declare that this scenario legitimately ends before the backend gets a graph."""
+        self._no_graph_reason = reason
+
+    def assert_backend_received_graph(self) -> None:
+        if self._no_graph_reason is not None:
+            self.assertEqual(
+                self.graphs_received, 0,
+                f"expected no graph ({self._no_graph_reason}), but the backend received one",
+            )
+            return
+        if self.graphs_received == 0:
+            self.fail(
+                f"backend '{self.backend.spec}' received no graph: Dynamo ran this scenario "
+                "eagerly, so it proved nothing about the backend"
+            )
+
+
+def _checked(test: Callable) -> Callable:
+    @functools.wraps(test)
+    def run_and_check(self, *args, **kwargs):
+        test(self, *args, **kwargs)
+        self.assert_backend_received_graph()
+
+    return run_and_check
+
+
+def for_each_backend(family: type) -> type:
+    """Generate ``<Family>_<backend>`` for each backend under test, in the family's module.
+
+    The family itself keeps no tests (so it is not run without a backend).
+    """
+    if not issubclass(family, BackendTestCase):
+        raise TypeError(f"{family.__name__} must subclass BackendTestCase")
+    for name, member in list(vars(family).items()):
+        if name.startswith("test") and callable(member):
+            setattr(family, name, _checked(member))
+    params = [{"backend": backend, "family": family.__name__} for backend in selected_backends()]
+    parameterized_class(params, class_name_func=_class_name)(family)
+    module = sys.modules[family.__module__]
+    for entry in params:
+        generated = getattr(module, _class_name(family, 0, entry))
+        # parameterized copies the family's __qualname__; unittest ids are built from it.
+        generated.__qualname__ = generated.__name__
+    return family
+
+
+def _class_name(family: type, index: int, params: dict[str, Any]) -> str:
+    return f"{family.__name__}_{params['backend'].name}"

@@ -1,0 +1,132 @@
+"""Comparing what a compiled function produced with what eager produced.
+
+Compiled code may reassociate floating-point arithmetic, so values are compared with a
+dtype-aware tolerance; everything else a user can observe (structure, shape, dtype,
+requires_grad, gradients) must match exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.utils._pytree as pytree
+
+# (rtol, atol) by dtype; dtypes not listed compare exactly.
+_TOLERANCES = {
+    torch.float16: (1e-3, 1e-3),
+    torch.bfloat16: (1.6e-2, 1e-2),
+    torch.float32: (1.3e-5, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-5, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+
+def tolerance(dtype: torch.dtype, scale: float = 1.0) -> tuple[float, float]:
+    """(rtol, atol) for comparing values of ``dtype``, widened by ``scale``."""
+    rtol, atol = _TOLERANCES.get(dtype, (0.0, 0.0))
+    return rtol * scale, atol * scale
+
+
+def rand_strided(
+    size: Sequence[int],
+    stride: Sequence[int],
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> torch.Tensor:
+    """A random tensor with exactly the given size and stride (over a minimal storage)."""
+    if len(size) != len(stride):
+        raise ValueError(f"size {tuple(size)} and stride {tuple(stride)} differ in length")
+    storage = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    if dtype.is_floating_point or dtype.is_complex:
+        flat = torch.randn(storage, dtype=dtype, device=device)
+    elif dtype == torch.bool:
+        flat = torch.randint(0, 2, (storage,), device=device).to(torch.bool)
+    else:
+        flat = torch.randint(-100, 100, (storage,), dtype=dtype, device=device)
+    return torch.as_strided(flat, size, stride)
+
+
+def clone_input(value: Any) -> Any:
+    """A detached copy of a tensor keeping requires_grad (and strides); other values as is."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    copy = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
+    with torch.no_grad():
+        copy.copy_(value)
+    if isinstance(value, torch.nn.Parameter):
+        return torch.nn.Parameter(copy, requires_grad=value.requires_grad)
+    return copy.requires_grad_(value.requires_grad)
+
+
+def clone_inputs(values: Sequence[Any]) -> list[Any]:
+    return [clone_input(value) for value in values]
+
+
+def _describe(path: str) -> str:
+    return f"output{path}" if path else "output"
+
+
+def assert_close(testcase, expected: Any, actual: Any, *, scale: float = 1.0, what: str = "output",
+                 check_requires_grad: bool = True) -> None:
+    """Structure, shape, dtype, requires_grad and (within tolerance) values must match."""
+    expected_flat, expected_spec = pytree.tree_flatten(expected)
+    actual_flat, actual_spec = pytree.tree_flatten(actual)
+    testcase.assertEqual(
+        str(expected_spec), str(actual_spec), f"{what}: structure differs from eager"
+    )
+    for index, (want, got) in enumerate(zip(expected_flat, actual_flat)):
+        where = f"{what}[{index}]" if len(expected_flat) > 1 else what
+        if not isinstance(want, torch.Tensor):
+            testcase.assertEqual(want, got, f"{where}: differs from eager")
+            continue
+        testcase.assertIsInstance(got, torch.Tensor, f"{where}: eager gave a tensor")
+        testcase.assertEqual(tuple(want.shape), tuple(got.shape), f"{where}: shape differs from eager")
+        testcase.assertEqual(want.dtype, got.dtype, f"{where}: dtype differs from eager")
+        if check_requires_grad:
+            testcase.assertEqual(
+                want.requires_grad, got.requires_grad, f"{where}: requires_grad differs from eager"
+            )
+        rtol, atol = tolerance(want.dtype, scale)
+        torch.testing.assert_close(
+            got.detach(), want.detach(), rtol=rtol, atol=atol, equal_nan=True,
+            check_device=True, check_stride=False,
+            msg=lambda message, where=where: f"{where}: values differ from eager\n{message}",
+        )
+
+
+def _differentiable_leaves(values: Sequence[Any]) -> list[torch.Tensor]:
+    return [v for v in pytree.tree_leaves(values) if isinstance(v, torch.Tensor) and v.requires_grad]
+
+
+def _loss(outputs: Any) -> torch.Tensor | None:
+    parts = [
+        out.float().sum() if out.dtype.is_floating_point else out.sum()
+        for out in pytree.tree_leaves(outputs)
+        if isinstance(out, torch.Tensor) and out.requires_grad
+    ]
+    return sum(parts) if parts else None
+
+
+def assert_same_outputs_and_grads(testcase, fn: Callable, compiled: Callable, args: Sequence[Any],
+                                  *, scale: float = 1.0) -> tuple[Any, Any]:
+    """Run ``fn`` and ``compiled`` on separate copies of ``args``; compare outputs, mutated
+    inputs and the gradients of every input that requires grad. Returns both outputs."""
+    eager_args, compiled_args = clone_inputs(args), clone_inputs(args)
+    expected = fn(*eager_args)
+    actual = compiled(*compiled_args)
+    assert_close(testcase, expected, actual, scale=scale)
+    assert_close(testcase, eager_args, compiled_args, scale=scale, what="inputs after the call")
+    expected_loss, actual_loss = _loss(expected), _loss(actual)
+    testcase.assertEqual(expected_loss is None, actual_loss is None, "which outputs require grad differs")
+    if expected_loss is not None:
+        expected_loss.backward()
+        actual_loss.backward()
+        for index, (want, got) in enumerate(
+            zip(_differentiable_leaves(eager_args), _differentiable_leaves(compiled_args))
+        ):
+            testcase.assertEqual(want.grad is None, got.grad is None, f"grad of input {index}: presence differs")
+            if want.grad is not None:
+                assert_close(testcase, want.grad, got.grad, scale=scale, what=f"grad of input {index}")
+    return expected, actual

@@ -1,0 +1,195 @@
+"""Everything the suite knows about differences between torch versions.
+
+Tests and the rest of the harness never compare version numbers themselves: they ask this
+module for the object, name or message that fits the torch being run. When a new torch
+release moves something, this is the one file to change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any, Callable, Iterable
+
+import torch
+import torch._dynamo
+from packaging.version import Version
+
+MINIMUM_TORCH = Version("2.9")
+
+
+def torch_version() -> Version:
+    """The running torch's version without its local tag (``2.13.0+cpu`` -> ``2.13.0``)."""
+    return Version(torch.__version__.split("+")[0])
+
+
+TORCH_VERSION = torch_version()
+
+
+# ---------------------------------------------------------------------------------------
+# Backend registry. torch keeps registered names in two dicts: names that are known (some
+# only as unloaded entry points) and names whose compiler function is loaded.
+
+
+def _registry():
+    return importlib.import_module("torch._dynamo.backends.registry")
+
+
+def registered_backend_names() -> list[str]:
+    """Every name torch.compile accepts, entry points and debug backends included."""
+    return sorted(torch._dynamo.list_backends(exclude_tags=()))
+
+
+def lookup_backend(name: str) -> Callable:
+    """The compiler function registered under ``name`` right now."""
+    return _registry().lookup_backend(name)
+
+
+def replace_registered_backend(name: str, compiler_fn: Callable) -> None:
+    """Register ``compiler_fn`` as ``name``, replacing a backend already registered so.
+
+    torch's own ``register_backend`` refuses duplicate names; a backend author who wants
+    the suite's ``aot_eager`` to mean their build of it needs the replacement.
+    """
+    registry = _registry()
+    registry._lazy_import()
+    registry._COMPILER_FNS.pop(name, None)
+    registry._BACKENDS.pop(name, None)
+    registry.register_backend(compiler_fn=compiler_fn, name=name)
+
+
+# ---------------------------------------------------------------------------------------
+# Dynamo state.
+
+
+def reset_dynamo() -> None:
+    # torch._dynamo.test_case.reset is gone on 2.14; the public reset does the same job.
+    torch._dynamo.reset()
+
+
+def guard_failure_store() -> dict[Any, list[str]]:
+    """The dict in which Dynamo appends the reason of every guard failure, per code object."""
+    return importlib.import_module("torch._dynamo.utils").guard_failures
+
+
+def dynamo_counters() -> dict[str, Any]:
+    return importlib.import_module("torch._dynamo.utils").counters
+
+
+# The config modules whose values a test may patch and must leave as found.
+CONFIG_MODULES = (
+    "torch._dynamo.config",
+    "torch._functorch.config",
+    "torch._inductor.config",
+    "torch.fx.experimental._config",
+)
+
+
+def loaded_config_modules() -> dict[str, Any]:
+    """Config modules already imported (snapshotting must not import inductor on its own)."""
+    import sys
+
+    return {name: sys.modules[name] for name in CONFIG_MODULES if name in sys.modules}
+
+
+def config_values(module: Any) -> dict[str, Any]:
+    return module.get_config_copy()
+
+
+def restore_config_values(module: Any, values: dict[str, Any]) -> None:
+    module.load_config(values)
+
+
+# ---------------------------------------------------------------------------------------
+# Guard-failure reasons. Dynamo's wording of a reason stays put across releases; what
+# changes is the decoration around it, which normalization strips.
+
+_REASON_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # 2.14 appends the user's stack below the reason.
+    (re.compile(r"\nUser stack trace:.*", re.S), ""),
+    # Some releases append the source line that installed the guard as a comment.
+    (re.compile(r"[ \t]+#[^\n]*"), ""),
+    # Compile id prefix: "0/0: ", "[0/1] ", "1/0_1: ".
+    (re.compile(r"^\s*\[?\d+/\d+(?:_\d+)?\]?:?\s*", re.M), ""),
+    # Older releases spell locals as L['x'] (and globals as G['x']).
+    (re.compile(r"\b[LG]\[['\"]([^'\"]+)['\"]\]"), r"\1"),
+    (re.compile(r"[ \t]+"), " "),
+)
+
+
+def normalize_guard_reason(reason: str) -> str:
+    for pattern, replacement in _REASON_REWRITES:
+        reason = pattern.sub(replacement, reason)
+    return reason.strip()
+
+
+# ---------------------------------------------------------------------------------------
+# Error messages, by their stable core.
+
+DOUBLE_BACKWARD_ERROR = r"torch\.compile with aot_autograd does not currently support double backward"
+DATA_PTR_ERROR = r"Cannot access data pointer of Tensor"
+LEAF_INPLACE_ERROR = r"a leaf Variable that requires grad is being used in an in-place operation"
+DONATED_BUFFER_RETAIN_ERROR = r"compiled with non-empty donated buffers which requires create_graph=False and retain_graph=False"
+
+# The logger on which AOTAutograd reports the compiled graph's metadata, including the
+# indices of backward inputs it donates.
+AOT_GRAPH_COMPILE_LOGGER = "torch._functorch._aot_autograd.graph_compile"
+DONATED_INDICES = re.compile(r"bw_donated_idxs=\[([0-9, ]*)\]")
+
+
+# ---------------------------------------------------------------------------------------
+# AOTAutograd internals the machinery scenarios drive directly.
+
+
+def aot_export_function() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd")._aot_export_function
+
+
+def create_functional_call() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd").create_functional_call
+
+
+def aot_export_joint_simple() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd").aot_export_joint_simple
+
+
+def aot_module_simplified() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd").aot_module_simplified
+
+
+def setup_stacktrace_preservation_hooks() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd").setup_stacktrace_preservation_hooks
+
+
+def detect_fake_mode(inputs: Iterable[Any]):
+    return importlib.import_module("torch._dynamo.utils").detect_fake_mode(inputs)
+
+
+def storage_overlap_guard_type() -> type:
+    return importlib.import_module("torch._guards").StorageOverlap
+
+
+def current_aot_autograd_guards() -> list[Any]:
+    """The live list AOTAutograd appends its guards to during the compile in progress."""
+    tracing = importlib.import_module("torch._guards").TracingContext.get()
+    return tracing.guards_context.aotautograd_guards
+
+
+def current_shape_env_guards() -> list[str]:
+    """The live list of ShapeEnv guard sources of the compile in progress."""
+    return importlib.import_module("torch._guards").CompileContext.get().shape_env_guards
+
+
+def scoped_library(namespace: str, kind: str = "FRAGMENT"):
+    return torch.library._scoped_library(namespace, kind)
+
+
+def dynamo_export(fn: Callable, *args: Any):
+    """Run ``torch._dynamo.export`` and return the captured graph module."""
+    graph_module, _guards = torch._dynamo.export(fn)(*args)
+    return graph_module
+
+
+def rnn_tracing_config():
+    """Dynamo skips nn.RNN/LSTM/GRU (runs them eagerly) unless this is enabled."""
+    return torch._dynamo.config.patch(allow_rnn=True)

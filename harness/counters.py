@@ -1,0 +1,66 @@
+"""Backends that count what Dynamo hands them.
+
+Every scenario compiles through one of these, which is how the suite proves that the
+backend under test really received a graph instead of Dynamo running the code eagerly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+
+def count_ops(gm: torch.fx.GraphModule) -> int:
+    """Calls in the graph: functions, methods and submodules."""
+    return sum(1 for node in gm.graph.nodes if node.op.startswith("call_"))
+
+
+class CompileCounter:
+    """A backend that records each graph and runs it as captured (no compilation)."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.frame_count = 0
+        self.op_count = 0
+        self.graphs: list[torch.fx.GraphModule] = []
+        self.example_inputs: list[list[Any]] = []
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        self.frame_count += 1
+        self.op_count += count_ops(gm)
+        self.graphs.append(gm)
+        self.example_inputs.append(list(example_inputs))
+        return self.compile(gm, example_inputs)
+
+    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        return gm.forward
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(frames={self.frame_count}, ops={self.op_count})"
+
+
+class CompileCounterWithBackend(CompileCounter):
+    """Counts like CompileCounter, then hands the graph to ``backend``.
+
+    ``backend`` is a harness Backend, a registered name, or any compiler callable. Names are
+    looked up when a graph arrives, so the registry's current entry is the one used.
+    """
+
+    def __init__(self, backend: Any) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        backend = self.backend
+        if isinstance(backend, str):
+            from harness.compat import lookup_backend
+
+            backend = lookup_backend(backend)
+        return backend(gm, example_inputs)
+
+    def __repr__(self) -> str:
+        name = getattr(self.backend, "spec", self.backend)
+        return f"CompileCounterWithBackend({name!r}, frames={self.frame_count}, ops={self.op_count})"

@@ -1,0 +1,85 @@
+"""Global state a scenario may change and must leave as it found it.
+
+A snapshot is a flat mapping ``name -> value``; ``leaked`` names every entry that differs
+and ``restore`` puts the snapshot back, so one leaky test is reported by name and does not
+poison the tests after it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from harness import compat
+
+SEED = 0
+
+
+def seed_everything(seed: int = SEED) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
+def _torch_state() -> dict[str, Any]:
+    return {
+        "torch.is_grad_enabled()": torch.is_grad_enabled(),
+        "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.get_default_device()": torch.get_default_device(),
+        "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+        "torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
+        "torch.is_autocast_enabled('cpu')": torch.is_autocast_enabled("cpu"),
+        "torch.get_num_threads()": torch.get_num_threads(),
+    }
+
+
+def snapshot() -> dict[str, Any]:
+    state = _torch_state()
+    for module_name, module in compat.loaded_config_modules().items():
+        for key, value in compat.config_values(module).items():
+            state[f"{module_name}.{key}"] = value
+    return state
+
+
+def leaked(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Human-readable differences, one per changed entry (new config modules are ignored)."""
+    changes = []
+    for name, old in before.items():
+        new = after.get(name, old)
+        try:
+            same = bool(old == new)
+        except Exception:
+            same = old is new
+        if not same:
+            changes.append(f"{name}: {old!r} -> {new!r}")
+    return changes
+
+
+def restore(before: dict[str, Any]) -> None:
+    """Put the snapshot's values back."""
+    # Inference mode can only be left through its context manager, so it is reported, not undone.
+    torch.set_grad_enabled(before["torch.is_grad_enabled()"])
+    torch.set_default_dtype(before["torch.get_default_dtype()"])
+    torch.set_default_device(before["torch.get_default_device()"])
+    torch.use_deterministic_algorithms(before["torch.are_deterministic_algorithms_enabled()"])
+    torch.set_anomaly_enabled(before["torch.is_anomaly_enabled()"])
+    torch.set_autocast_enabled("cpu", before["torch.is_autocast_enabled('cpu')"])
+    torch.set_num_threads(before["torch.get_num_threads()"])
+    now = snapshot()
+    for module_name, module in compat.loaded_config_modules().items():
+        prefix = f"{module_name}."
+        # Only the changed keys: rewriting every key trips deprecation warnings.
+        values = {
+            key[len(prefix):]: value
+            for key, value in before.items()
+            if key.startswith(prefix) and key in now and leaked({key: value}, {key: now[key]})
+        }
+        if values:
+            compat.restore_config_values(module, values)
