@@ -55,7 +55,9 @@ def replace_registered_backend(name: str, compiler_fn: Callable) -> None:
     registry._lazy_import()
     registry._COMPILER_FNS.pop(name, None)
     registry._BACKENDS.pop(name, None)
-    registry.register_backend(compiler_fn=compiler_fn, name=name)
+    # torch's register_backend overwrites the function's tags; keeping them lets a caller
+    # put back the backend it replaced exactly as it was (aot_eager is tagged "debug").
+    registry.register_backend(compiler_fn=compiler_fn, name=name, tags=getattr(compiler_fn, "_tags", ()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,3 +195,15 @@ def dynamo_export(fn: Callable, *args: Any):
 def rnn_tracing_config():
     """Dynamo skips nn.RNN/LSTM/GRU (runs them eagerly) unless this is enabled."""
     return torch._dynamo.config.patch(allow_rnn=True)
+
+
+def dynamo_config_if_present(**values: Any):
+    """Patch Dynamo config keys this torch has; keys it lacks are left out.
+
+    For switches that newer releases added (``trace_autograd_ops``): on an older torch the
+    scenario runs with that release's default behaviour.
+    """
+    import contextlib
+
+    present = {key: value for key, value in values.items() if hasattr(torch._dynamo.config, key)}
+    return torch._dynamo.config.patch(**present) if present else contextlib.nullcontext()

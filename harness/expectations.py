@@ -94,6 +94,8 @@ def parse(text: str, filename: str = "<expectations>") -> list[Expectation]:
         def fail(message: str, key: str | None = None) -> None:
             raise ExpectationError(f"{filename}:{key_lines.get(key, header)}: {message}")
 
+        if not isinstance(raw, dict):
+            fail(f"entry {index + 1} is a {type(raw).__name__}; each entry must be a table written [[expect]]")
         for key, value in raw.items():
             if key not in _FIELDS:
                 fail(f"unknown key '{key}'; allowed: {', '.join(_FIELDS)}", key)

@@ -22,7 +22,8 @@ class GuardFailureRecorder:
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, int] | None = None
+        # Per code object: the list Dynamo appends to and how much of it was already read.
+        self._seen: dict[int, tuple[list[str], int]] | None = None
         self._raw: list[str] = []
 
     def start(self) -> "GuardFailureRecorder":
@@ -41,18 +42,19 @@ class GuardFailureRecorder:
         self.stop()
 
     @staticmethod
-    def _positions() -> dict[int, int]:
-        return {id(code): len(reasons) for code, reasons in guard_failure_store().items()}
+    def _positions() -> dict[int, tuple[list[str], int]]:
+        return {id(code): (reasons, len(reasons)) for code, reasons in guard_failure_store().items()}
 
     def collect(self) -> None:
         if self._seen is None:
             return
         for code, reasons in list(guard_failure_store().items()):
-            already = self._seen.get(id(code), 0)
-            # A Dynamo reset empties the store; anything shorter than before is all new.
-            new = reasons[already:] if len(reasons) >= already else reasons
+            read, already = self._seen.get(id(code), (None, 0))
+            # A Dynamo reset empties the store and later failures go to a fresh list, which
+            # may grow back to the old length: only the same list can hold reasons already read.
+            new = reasons[already:] if reasons is read else reasons
             self._raw.extend(new)
-            self._seen[id(code)] = len(reasons)
+            self._seen[id(code)] = (reasons, len(reasons))
 
     @property
     def raw_reasons(self) -> list[str]:
