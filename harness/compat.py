@@ -207,3 +207,21 @@ def dynamo_config_if_present(**values: Any):
 
     present = {key: value for key, value in values.items() if hasattr(torch._dynamo.config, key)}
     return torch._dynamo.config.patch(**present) if present else contextlib.nullcontext()
+
+
+def fresh_compilation(inner=None):
+    """A context in which compiled artifacts are neither loaded from nor saved to caches
+    (the FX graph cache and AOTAutograd's cache), around the optional context ``inner``."""
+    import contextlib
+
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(inductor_config.patch(fx_graph_cache=False, fx_graph_remote_cache=False))
+    switches = {key: False for key in ("enable_autograd_cache", "enable_remote_autograd_cache")
+                if hasattr(functorch_config, key)}
+    stack.enter_context(functorch_config.patch(**switches))
+    if inner is not None:
+        stack.enter_context(inner)
+    return stack
