@@ -62,23 +62,25 @@ class _BidirectionalLSTM(torch.nn.Module):
 class LSTMTests(BackendTestCase):
     """nn.LSTM is only traced when Dynamo's RNN support is on; otherwise it runs eagerly."""
 
-    def run_lstm(self, requires_grad: bool):
+    def run_lstm(self, input_requires_grad: bool):
         model = _BidirectionalLSTM()
         # A permuted (non-contiguous) input, as a transformer-style caller produces it.
-        seq = rand_strided((92, 4, 64), (1, 5888, 92)).requires_grad_(requires_grad)
+        seq = rand_strided((92, 4, 64), (1, 5888, 92)).requires_grad_(input_requires_grad)
         with compat.rnn_tracing_config():
-            compiled = self.compile(model)
-            actual = compiled(seq)
-        expected = model(seq)
-        assert_close(self, expected, actual, scale=10)
+            actual = self.compile(model)(seq)
+        assert_close(self, model(seq), actual, scale=10)
         self.assertGreater(self.counter.frame_count, 0, "the LSTM was not compiled")
 
     def test_lstm_grad_enabled(self):
-        self.run_lstm(requires_grad=True)
+        # Only the LSTM's parameters require grad, as when training on plain data.
+        self.run_lstm(input_requires_grad=False)
+
+    def test_lstm_grad_enabled_input_requires_grad(self):
+        self.run_lstm(input_requires_grad=True)
 
     def test_lstm_no_grad(self):
         with torch.no_grad():
-            self.run_lstm(requires_grad=False)
+            self.run_lstm(input_requires_grad=False)
 
 
 # ---------------------------------------------------------------------------------------
