@@ -1,53 +1,43 @@
 """dynamo-aot-suite's shared harness: backends, counters, guard capture, comparison,
-state isolation, expectations and per-backend TestCase generation."""
+state isolation, expectations, per-backend TestCase generation and the test runner.
 
-from harness.backends import (
-    Backend,
-    BackendProfile,
-    BackendSpecError,
-    probe_backend,
-    register_backend,
-    resolve_backend,
-    resolve_backends,
-    selected_backends,
-)
-from harness.case import BackendTestCase, DynamoTestCase, for_each_backend
-from harness.compare import (
-    assert_close,
-    assert_same_outputs_and_grads,
-    clone_input,
-    clone_inputs,
-    rand_strided,
-    tolerance,
-)
-from harness.compat import normalize_guard_reason
-from harness.counters import CompileCounter, CompileCounterWithBackend, count_ops
-from harness.expectations import Expectation, ExpectationError
-from harness.guards import GuardFailureRecorder
+Names are imported on first use, so ``harness.runner`` can start (and say that torch is
+missing) without importing torch.
+"""
 
-__all__ = [
-    "Backend",
-    "BackendProfile",
-    "BackendSpecError",
-    "BackendTestCase",
-    "CompileCounter",
-    "CompileCounterWithBackend",
-    "DynamoTestCase",
-    "Expectation",
-    "ExpectationError",
-    "GuardFailureRecorder",
-    "assert_close",
-    "assert_same_outputs_and_grads",
-    "clone_input",
-    "clone_inputs",
-    "count_ops",
-    "for_each_backend",
-    "normalize_guard_reason",
-    "probe_backend",
-    "rand_strided",
-    "register_backend",
-    "resolve_backend",
-    "resolve_backends",
-    "selected_backends",
-    "tolerance",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "harness.backends": (
+        "Backend", "BackendProfile", "BackendSpecError", "probe_backend", "register_backend",
+        "resolve_backend", "resolve_backends", "selected_backends",
+    ),
+    "harness.case": ("BackendTestCase", "DynamoTestCase", "for_each_backend"),
+    "harness.compare": (
+        "assert_close", "assert_same_outputs_and_grads", "clone_input", "clone_inputs",
+        "rand_strided", "tolerance",
+    ),
+    "harness.compat": ("normalize_guard_reason",),
+    "harness.counters": ("CompileCounter", "CompileCounterWithBackend", "count_ops"),
+    "harness.expectations": ("Expectation", "ExpectationError"),
+    "harness.guards": ("GuardFailureRecorder",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

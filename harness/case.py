@@ -53,6 +53,7 @@ class DynamoTestCase(unittest.TestCase):
 
     def run(self, result=None):
         self.expectation = None
+        self.dynamo_metrics: dict[str, int] | None = None
         self._setup_error: BaseException | None = None
         try:
             self.expectation = self._decide_expectation()
@@ -80,11 +81,19 @@ class DynamoTestCase(unittest.TestCase):
 
     def _leave_state_as_found(self) -> None:
         self.guard_failures.stop()
+        # Read by the runner's pytest plugin for the test's report.
+        self.dynamo_metrics = {**compat.dynamo_metrics(), "recompiles": len(self.guard_failures.raw_reasons)}
         compat.reset_dynamo()
         changes = state.leaked(self._state_before, state.snapshot())
         state.restore(self._state_before)
         if changes:
             self.fail("test leaked global state (now restored): " + "; ".join(changes))
+
+    def enter_context(self, context):
+        """Enter ``context`` until the test ends (``enterContext`` exists only from 3.11)."""
+        value = context.__enter__()
+        self.addCleanup(context.__exit__, None, None, None)
+        return value
 
     def reset_dynamo(self) -> None:
         """Reset Dynamo mid-test without losing the guard failures recorded so far."""

@@ -12,7 +12,6 @@ import re
 from typing import Any, Callable, Iterable
 
 import torch
-import torch._dynamo
 from packaging.version import Version
 
 MINIMUM_TORCH = Version("2.9")
@@ -76,6 +75,17 @@ def guard_failure_store() -> dict[Any, list[str]]:
 
 def dynamo_counters() -> dict[str, Any]:
     return importlib.import_module("torch._dynamo.utils").counters
+
+
+def dynamo_metrics() -> dict[str, int]:
+    """What Dynamo did since its counters were last cleared: frames compiled, graphs
+    captured, graph breaks. (Recompiles are counted from guard failures by the caller.)"""
+    counters = dynamo_counters()
+    return {
+        "frames": int(counters["frames"].get("ok", 0)),
+        "graphs": int(counters["stats"].get("unique_graphs", 0)),
+        "graph_breaks": int(sum(counters["graph_break"].values())),
+    }
 
 
 # The config modules whose values a test may patch and must leave as found.

@@ -453,6 +453,12 @@ class _RecordsAotGuards:
 
 @for_each_backend
 class StorageOverlapTests(BackendTestCase):
+    def setUp(self):
+        super().setUp()
+        # A compiled artifact loaded from AOTAutograd's cache comes without the overlap
+        # guard, so whether the second call recompiles would depend on earlier runs.
+        self.enter_context(compat.fresh_compilation())
+
     @parameterized.expand([
         ("overlap_removed", _add_one_to_each,
          lambda x: (x[:5], x[7:13], x[9:]), lambda x: (x[:5], x[7:13], x[13:15]),
@@ -723,9 +729,7 @@ class DonatedBufferTests(BackendTestCase):
         super().setUp()
         # Compiled-artifact caches replay a backward compiled under other conditions and
         # make donation depend on test order; these scenarios compile from scratch.
-        context = compat.fresh_compilation(functorch_config.patch(donated_buffer=True))
-        context.__enter__()
-        self.addCleanup(context.__exit__, None, None, None)
+        self.enter_context(compat.fresh_compilation(functorch_config.patch(donated_buffer=True)))
 
     def check(self, calls, check_requires_grad=True):
         """Run ``calls(module, x)`` eagerly and compiled; the grads must agree."""
@@ -852,6 +856,11 @@ class DataPtrTests(BackendTestCase):
 
 @for_each_backend
 class JointGraphTests(BackendTestCase):
+    def setUp(self):
+        super().setUp()
+        # A cache hit skips building the joint graph, and with it the custom pass.
+        self.enter_context(compat.fresh_compilation())
+
     def test_joint_custom_pass_sees_joint_graph_only_when_grad_needed(self):
         calls = []
 
