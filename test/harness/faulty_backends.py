@@ -10,6 +10,10 @@ Use them like any other backend spec, e.g.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import time
 from typing import Any, Callable
 
 import torch
@@ -88,3 +92,40 @@ def drops_input_mutations(gm: torch.fx.GraphModule, example_inputs: list[Any]) -
     that require grad) still happen.
     """
     return _aot_dropping_input_writes(gm, example_inputs)
+
+
+# Which scenario of PythonAutogradTests each misbehaviour of `crashes_and_hangs` hits.
+CRASH_AND_HANG_PLAN = {
+    "test_forwards_resetting_tape": "segfault",
+    "test_forwards": "exit",
+    "test_backwards_resetting_tape": "hang",
+    "test_forward_and_backward_in_separate_frames": "hang_ignoring_alarm",
+}
+
+
+def _current_scenario() -> str:
+    # pytest names the running test here; under plain unittest there is none, and the
+    # backend behaves.
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    return current.split("::")[-1].split(" ")[0]
+
+
+def crashes_and_hangs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *compiling returns* -- the failures a runner must survive.
+
+    Under pytest, on the PythonAutogradTests scenarios named in CRASH_AND_HANG_PLAN, it
+    dereferences NULL (SIGSEGV), calls ``os._exit(3)``, sleeps forever, or sleeps forever
+    with SIGALRM ignored (as a native loop that never returns to Python would). Every other
+    scenario gets the graph run as captured.
+    """
+    action = CRASH_AND_HANG_PLAN.get(_current_scenario())
+    if action == "segfault":
+        ctypes.string_at(0)
+    elif action == "exit":
+        os._exit(3)
+    elif action in ("hang", "hang_ignoring_alarm"):
+        if action == "hang_ignoring_alarm":
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
+    return gm.forward

@@ -1,0 +1,80 @@
+"""What changed since an earlier run: the nightly's question.
+
+Tests are matched by id. A test is *newly failing* when it is unexpected now and was not
+before (or did not exist); *newly passing* when it was unexpected and is not now; its
+*reason changed* when it is unexpected in both runs with a different outcome or message.
+Messages are compared after removing what differs between any two runs (addresses, line
+numbers, timings, worker names).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.results import RunResults, TestResult
+
+_VOLATILE = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
+    (re.compile(r"(\.py):\d+"), r"\1:…"),
+    (re.compile(r"\bline \d+"), "line …"),
+    (re.compile(r"\d+(\.\d+)? ?s\b"), "… s"),
+    (re.compile(r"\bgw\d+\b"), "gw…"),
+]
+
+
+def stable_reason(reason: str) -> str:
+    for pattern, replacement in _VOLATILE:
+        reason = pattern.sub(replacement, reason)
+    return reason.strip()
+
+
+@dataclass
+class Difference:
+    new_failures: list[tuple[TestResult | None, TestResult]] = field(default_factory=list)
+    new_passes: list[tuple[TestResult, TestResult]] = field(default_factory=list)
+    changed: list[tuple[TestResult, TestResult]] = field(default_factory=list)
+    added: list[TestResult] = field(default_factory=list)  # new tests that went as expected
+    removed: list[TestResult] = field(default_factory=list)  # in the baseline, not run now
+
+    def sections(self) -> list[tuple[str, list[str]]]:
+        return [
+            ("newly failing", [f"{new.id}: {old.outcome if old else 'not in baseline'} -> {new.outcome}: {new.reason}"
+                               for old, new in self.new_failures]),
+            ("newly passing", [f"{new.id}: {old.outcome} -> {new.outcome}" for old, new in self.new_passes]),
+            ("failing with a changed reason", [
+                f"{new.id}: {old.outcome} '{old.reason}' -> {new.outcome} '{new.reason}'" for old, new in self.changed]),
+            ("new tests", [f"{test.id}: {test.outcome}" for test in self.added]),
+            ("not run this time", [test.id for test in self.removed]),
+        ]
+
+    def render(self, baseline_name: str) -> str:
+        lines = [f"compared with baseline {baseline_name}:"]
+        for title, entries in self.sections():
+            if title in ("new tests", "not run this time"):
+                if entries:
+                    lines.append(f"  {title}: {len(entries)}")
+                continue
+            lines.append(f"  {title}: {len(entries)}")
+            lines.extend(f"    {entry}" for entry in entries)
+        if not self.new_failures:
+            lines.append("  no new failures")
+        return "\n".join(lines)
+
+
+def compare(old: RunResults, new: RunResults) -> Difference:
+    before = {test.id: test for test in old.tests}
+    difference = Difference()
+    for test in new.tests:
+        previous = before.pop(test.id, None)
+        if test.unexpected and (previous is None or not previous.unexpected):
+            difference.new_failures.append((previous, test))
+        elif previous is None:
+            difference.added.append(test)
+        elif previous.unexpected and not test.unexpected:
+            difference.new_passes.append((previous, test))
+        elif previous.unexpected and test.unexpected and (
+                previous.outcome != test.outcome or stable_reason(previous.reason) != stable_reason(test.reason)):
+            difference.changed.append((previous, test))
+    difference.removed = sorted(before.values(), key=lambda test: test.id)
+    return difference

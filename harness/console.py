@@ -1,0 +1,94 @@
+"""What the runner prints: progress while running, then a table per backend and every
+unexpected result with its reason and a command that reruns just that test."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from pathlib import Path
+from typing import TextIO
+
+from harness.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
+
+_SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "FAIL": "FAIL", "ERROR": "ERROR",
+          "XPASS": "XPASS", "CRASH": "CRASH", "TIMEOUT": "TIMEOUT"}
+
+
+_DEFAULT_EXPECTATIONS = Path(__file__).with_name("expectations.toml").resolve()
+
+
+def repro_command(test: TestResult, expectations: str | None = None) -> str:
+    """Reruns only this test, on only this backend, in one worker."""
+    parts = ["python", "run_tests.py"]
+    if test.backend_spec:
+        parts += ["--backend", test.backend_spec]
+    if expectations and Path(expectations).resolve() != _DEFAULT_EXPECTATIONS:
+        parts += ["--expectations", expectations]
+    parts += ["-k", test.id, "-j", "1"]
+    imports = os.environ.get("DYNAMO_SUITE_IMPORTS")
+    prefix = f"DYNAMO_SUITE_IMPORTS={shlex.quote(imports)} " if imports else ""
+    return prefix + " ".join(shlex.quote(part) for part in parts)
+
+
+class Progress:
+    """One line per finished test, or a single self-updating line on a terminal."""
+
+    def __init__(self, total: int, out: TextIO, verbose: bool) -> None:
+        self.total = total
+        self.out = out
+        self.done = 0
+        self.unexpected = 0
+        self.started = time.monotonic()
+        self.live = out.isatty() and not verbose and os.environ.get("CI") is None
+        self.width = len(str(total))
+
+    def __call__(self, result: TestResult) -> None:
+        self.done += 1
+        self.unexpected += result.unexpected
+        elapsed = time.monotonic() - self.started
+        counter = f"[{self.done:>{self.width}}/{self.total}]"
+        if self.live:
+            line = f"\r{counter} {_clock(elapsed)}  {self.unexpected} unexpected  {result.id}"
+            self.out.write(line[:160].ljust(160))
+            if self.done == self.total:
+                self.out.write("\n")
+        else:
+            self.out.write(f"{counter} {_SHORT[result.outcome]:<7} {result.duration_s:6.1f}s  {result.id}\n")
+        self.out.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes}:{seconds:02d}"
+
+
+def summary(results: RunResults, expectations: str | None = None) -> str:
+    lines = [_table(results), ""]
+    unexpected = results.unexpected
+    if unexpected:
+        lines.append(f"{len(unexpected)} unexpected result{'s' if len(unexpected) != 1 else ''}:")
+        for test in unexpected:
+            lines.append(f"  {test.outcome:<7} {test.id}")
+            lines.append(f"          {test.reason}")
+            lines.append(f"          rerun: {repro_command(test, expectations)}")
+        lines.append("")
+    counts = results.summary()
+    verdict = "as expected" if not unexpected else f"{len(unexpected)} unexpected"
+    lines.append(f"{counts['total']} tests, {verdict}, in {results.run.get('duration_s', 0):.0f} s")
+    return "\n".join(lines)
+
+
+def _table(results: RunResults) -> str:
+    columns = ["backend", *OUTCOMES, "time"]
+    rows = []
+    for backend in results.backends():
+        tests = [test for test in results.tests if test.backend == backend]
+        label = "(backend-independent)" if backend == BACKEND_INDEPENDENT else backend
+        counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
+        seconds = sum(test.duration_s for test in tests)
+        rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s"])
+    widths = [max(len(row[index]) for row in [columns, *rows]) for index in range(len(columns))]
+    render = lambda row: "  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)  # noqa: E731
+                                   for index, (cell, width) in enumerate(zip(row, widths)))
+    return "\n".join([render(columns), render(["-" * width for width in widths]), *map(render, rows)])

@@ -1,0 +1,286 @@
+"""Running the selected tests with pytest + pytest-xdist + pytest-timeout, and turning
+pytest's reports into results -- including the reports of workers that died.
+
+Always at least one xdist worker process, never the runner's own process, so a segfault or
+``os._exit`` takes down a worker that xdist replaces, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from harness.pytest_plugin import PROPERTY, START_MARK, in_stdlib, short_path, worker_log_path
+from harness.results import BACKEND_INDEPENDENT, TestResult
+
+_TAIL_CHARS = 6000
+# faulthandler's first line when its watchdog (dump_traceback_later) fires.
+_WATCHDOG_HEADER = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", re.MULTILINE)
+_FATAL_SIGNAL = re.compile(r"^Fatal Python error: (.+)$", re.MULTILINE)
+_SIGNAL_NAMES = {
+    "Segmentation fault": "SIGSEGV",
+    "Aborted": "SIGABRT",
+    "Bus error": "SIGBUS",
+    "Floating-point exception": "SIGFPE",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+# Frames of the machinery between the worker's main loop and the test: noise in a dump.
+_ENGINE_FRAME = re.compile(r'File ".*[/\\](_pytest|pluggy|execnet|xdist|unittest)[/\\]|File "<string>"')
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>.+)$')
+
+
+@dataclass(frozen=True)
+class TestInfo:
+    """A selected test, as the runner collected it."""
+
+    id: str  # unittest id
+    nodeid: str  # pytest node id
+    scenario: str
+    backend: str
+    backend_spec: str
+
+    def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
+        return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
+                          backend_spec=self.backend_spec, outcome=outcome, reason=reason, **fields)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    jobs: int
+    timeout: float  # seconds per test; 0 = none
+    root: Path
+    workdir: Path
+
+    @property
+    def watchdog(self) -> float:
+        """When a worker that ignored pytest-timeout's SIGALRM is ended."""
+        return self.timeout + max(10.0, 0.1 * self.timeout) if self.timeout > 0 else 0.0
+
+
+class EngineError(RuntimeError):
+    """pytest itself failed (internal or usage error); the message says where to look."""
+
+
+class ResultCollector:
+    """A controller-side pytest plugin: one TestResult per selected test."""
+
+    def __init__(self, tests: list[TestInfo], options: EngineOptions,
+                 on_result: Callable[[TestResult], None]) -> None:
+        self.by_nodeid = {test.nodeid: test for test in tests}
+        self.options = options
+        self.on_result = on_result
+        self.results: dict[str, TestResult] = {}
+        self._started: dict[str, float] = {}
+        self._phases: dict[str, list[tuple[pytest.TestReport, dict | None]]] = defaultdict(list)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
+        self._started[nodeid] = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        info = self.by_nodeid.get(report.nodeid)
+        if info is None or info.id in self.results:
+            return
+        if report.when not in ("setup", "call", "teardown"):  # xdist's report of a dead worker
+            self._finish(self._dead_worker_result(info, report))
+            return
+        self._phases[report.nodeid].append((report, dict(report.user_properties).get(PROPERTY)))
+        if report.when == "teardown":
+            self._finish(self._combine(info, self._phases.pop(report.nodeid)))
+
+    def _finish(self, result: TestResult) -> None:
+        self.results[result.id] = result
+        self.on_result(result)
+
+    def _combine(self, info: TestInfo, phases: list[tuple[pytest.TestReport, dict | None]]) -> TestResult:
+        duration = sum(report.duration for report, _ in phases)
+        worker = _worker_id(phases[0][0])
+        call = next((data for report, data in phases if report.when == "call" and data), None)
+        decisive = call
+        for report, data in phases:
+            if data and data["outcome"] != "PASS" and (decisive is None or decisive["outcome"] == "PASS"):
+                # A failing or skipped setup/teardown decides; in teardown that is an ERROR.
+                decisive = dict(data, outcome="ERROR") if report.when == "teardown" and not report.skipped else data
+        decisive = decisive or {"outcome": "PASS", "reason": ""}
+        outcome, reason = decisive["outcome"], decisive.get("reason", "")
+        if (outcome in ("FAIL", "ERROR", "XFAIL") and self.options.timeout > 0
+                and duration >= self.options.timeout):
+            # pytest-timeout's exception can be swallowed (an expected failure, a wrapper
+            # that re-raises something else); the clock cannot.
+            outcome, reason = "TIMEOUT", f"exceeded the {self.options.timeout:g} s timeout ({reason})"
+        return info.result(
+            outcome, reason,
+            duration_s=round(duration, 3),
+            metrics=(call or decisive).get("metrics"),
+            expectation=(call or decisive).get("expectation"),
+            details=decisive.get("details", ""),
+            worker=worker,
+        )
+
+    def _dead_worker_result(self, info: TestInfo, report: pytest.TestReport) -> TestResult:
+        worker = _worker_id(report)
+        output = _test_output(worker_log_path(self.options.workdir, worker), info.nodeid)
+        exit_code = _exit_code(report)
+        innermost = _innermost_frame(output)
+        where = f" in {innermost}" if innermost else ""
+        if _WATCHDOG_HEADER.search(output):
+            outcome = "TIMEOUT"
+            reason = (f"still running {self.options.watchdog:g} s after the test started, out of reach "
+                      f"of the {self.options.timeout:g} s timeout's SIGALRM{where}; worker killed")
+        else:
+            outcome = "CRASH"
+            reason = f"worker {worker} died: {_death_cause(output, exit_code)}{where}"
+        duration = time.monotonic() - self._started.get(info.nodeid, time.monotonic())
+        return info.result(outcome, reason, duration_s=round(duration, 3),
+                           details=_tidy_dump(output)[-_TAIL_CHARS:], worker=worker)
+
+
+def _worker_id(report: pytest.TestReport) -> str:
+    node = getattr(report, "node", None)
+    return getattr(getattr(node, "gateway", None), "id", "") or getattr(report, "worker_id", "") or ""
+
+
+def _exit_code(report: pytest.TestReport) -> int | None:
+    # execnet keeps the worker's subprocess.Popen privately; without it the cause is
+    # still read from the log.
+    popen = getattr(getattr(getattr(getattr(report, "node", None), "gateway", None), "_io", None), "popen", None)
+    if popen is None:
+        return None
+    try:
+        return popen.wait(timeout=5)
+    except Exception:
+        return None
+
+
+def _death_cause(output: str, exit_code: int | None) -> str:
+    fatal = _FATAL_SIGNAL.search(output)
+    if fatal:
+        message = fatal.group(1).strip()
+        name = _SIGNAL_NAMES.get(message)
+        return f"{name} ({message})" if name else message
+    if exit_code is not None and exit_code < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            return f"killed by signal {-exit_code}"
+    if exit_code is not None:
+        return f"process exited with code {exit_code} in the middle of the test (os._exit or exit() from native code)"
+    return "process ended in the middle of the test (cause unknown)"
+
+
+def _test_output(log: Path, nodeid: str) -> str:
+    """What the worker wrote from the start of this test until it died."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    start = text.rfind(f"{START_MARK}{nodeid} =====\n")
+    return text[start:].split("\n", 2)[-1] if start >= 0 else text[-_TAIL_CHARS:]
+
+
+def _tidy_dump(output: str) -> str:
+    """A faulthandler dump without the test runner's frames, which only bury the test's."""
+    lines, skipped = [], 0
+    for line in output.splitlines():
+        if _ENGINE_FRAME.search(line):
+            skipped += 1
+            continue
+        if skipped:
+            lines.append(f"  ... ({skipped} test-runner frames)")
+            skipped = 0
+        lines.append(line)
+    if skipped:
+        lines.append(f"  ... ({skipped} test-runner frames)")
+    return "\n".join(lines).strip()
+
+
+def _innermost_frame(output: str) -> str:
+    """Where the thread that crashed or hung was: its newest frame outside the standard
+    library (a backend's code, or torch's)."""
+    current = output.find("Current thread")
+    section = output[current:] if current >= 0 else output
+    frames = [match for match in map(_FRAME.match, section.splitlines())
+              if match and not _ENGINE_FRAME.search(match.group(0))]
+    chosen = next((frame for frame in frames if not in_stdlib(frame["file"])), frames[0] if frames else None)
+    return f"{chosen['function']} ({short_path(chosen['file'])}:{chosen['line']})" if chosen else ""
+
+
+def dispatch_order(tests: list, jobs: int) -> list:
+    """The order to hand ``tests`` (sorted longest first) to xdist so that they start longest
+    first on every worker.
+
+    xdist gives each worker two tests to begin with (a worker runs a test only once it knows
+    the next), the first worker the first two. In plain longest-first order the two longest
+    tests would share a worker; pairing the i-th longest with the (2*jobs-1-i)-th evens out
+    the first round. After it, each worker gets the next test as it finishes one.
+    """
+    head, tail = tests[: 2 * jobs], tests[2 * jobs:]
+    if jobs < 2 or len(head) < 2 * jobs:
+        return list(tests)
+    paired = [test for index in range(jobs) for test in (head[index], head[2 * jobs - 1 - index])]
+    return paired + tail
+
+
+def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[TestResult], None]) -> dict[str, TestResult]:
+    """Run ``tests`` (sorted longest first); a result for every one of them."""
+    options.workdir.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, min(options.jobs, len(tests)))
+    selection = options.workdir / "selection.json"
+    selection.write_text(json.dumps([test.id for test in dispatch_order(tests, jobs)]))
+    files = sorted({str(options.root / test.nodeid.split("::", 1)[0]) for test in tests})
+    args = [
+        "-p", "harness.pytest_plugin",
+        "-p", "no:cacheprovider",  # no .pytest_cache in the user's tree
+        "-p", "no:faulthandler",  # the plugin arms faulthandler on the worker log instead
+        "--rootdir", str(options.root),
+        "-q", "--no-header",
+        "--capture", "tee-sys",  # keep output in reports and in the worker log alike
+        "-n", str(jobs),
+        # Hand out tests one or two at a time, so longest-first order is kept.
+        "--maxschedchunk", "1",
+        "--max-worker-restart", str(len(tests) + jobs),
+        "--timeout", f"{options.timeout:g}", "--timeout-method", "signal",
+        "--suite-selection", str(selection),
+        "--suite-workdir", str(options.workdir),
+        "--suite-watchdog", f"{options.watchdog:g}",
+        *files,
+    ]
+    collector = ResultCollector(tests, options, on_result)
+    pytest_log = options.workdir / "pytest.log"
+    with open(pytest_log, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        code = pytest.main(args, plugins=[collector])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        tail = pytest_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
+        raise EngineError(f"pytest failed ({code.name}): {tail[0] if tail else 'no output'}; "
+                          f"full log: {pytest_log}")
+    for test in tests:
+        if test.id not in collector.results:
+            # Collection in the worker differed, or xdist gave up on restarting workers.
+            collector._finish(test.result("ERROR", "did not run: the worker never reported it"))
+    return collector.results
+
+
+def backend_of(testcase_class: type) -> tuple[str, str]:
+    backend = getattr(testcase_class, "backend", None)
+    if backend is None:
+        return BACKEND_INDEPENDENT, ""
+    return backend.name, backend.spec
+
+
+def pytest_nodeid(root: Path, testcase_class: type, method: str) -> str:
+    module = sys.modules[testcase_class.__module__]
+    path = Path(module.__file__).resolve().relative_to(root.resolve())
+    return f"{path.as_posix()}::{testcase_class.__name__}::{method}"

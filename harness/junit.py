@@ -1,0 +1,53 @@
+"""junit.xml: one <testsuite> per backend, so CI systems group results the way the suite does."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from harness.results import BACKEND_INDEPENDENT, RunResults, TestResult
+
+# Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _text(value: object) -> str:
+    return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", str(value))
+
+
+def _testcase(test: TestResult) -> ET.Element:
+    module_class, _, method = test.id.rpartition(".")
+    case = ET.Element("testcase", classname=_text(module_class), name=_text(method), time=f"{test.duration_s:.3f}")
+    properties = ET.SubElement(case, "properties")
+    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("scenario", test.scenario),
+                        *sorted((test.metrics or {}).items()), ("expectation", test.expectation or "")]:
+        ET.SubElement(properties, "property", name=_text(name), value=_text(value))
+    if test.outcome in ("FAIL", "XPASS"):
+        element = ET.SubElement(case, "failure", message=_text(test.reason), type=test.outcome)
+        element.text = _text(test.details)
+    elif test.outcome in ("ERROR", "CRASH", "TIMEOUT"):
+        element = ET.SubElement(case, "error", message=_text(test.reason), type=test.outcome)
+        element.text = _text(test.details)
+    elif test.outcome in ("SKIP", "XFAIL"):
+        ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"))
+    return case
+
+
+def render(results: RunResults) -> str:
+    root = ET.Element("testsuites", name="dynamo-aot-suite")
+    for backend in results.backends():
+        tests = [test for test in results.tests if test.backend == backend]
+        suite = ET.SubElement(
+            root, "testsuite",
+            name="backend-independent" if backend == BACKEND_INDEPENDENT else _text(backend),
+            tests=str(len(tests)),
+            failures=str(sum(test.outcome in ("FAIL", "XPASS") for test in tests)),
+            errors=str(sum(test.outcome in ("ERROR", "CRASH", "TIMEOUT") for test in tests)),
+            skipped=str(sum(test.outcome in ("SKIP", "XFAIL") for test in tests)),
+            time=f"{sum(test.duration_s for test in tests):.3f}",
+            timestamp=_text(results.run.get("started", "")),
+            hostname=_text(results.run.get("host", "")),
+        )
+        suite.extend(_testcase(test) for test in tests)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,203 @@
+"""The pytest side of ``run_tests.py``: loaded into every pytest-xdist worker with
+``-p harness.pytest_plugin``.
+
+In a worker it
+
+* keeps only the tests the runner selected, in the runner's order (longest first),
+* sends every output of the process (Python and C level) to a per-worker log file, so that
+  when the worker dies the runner can still show the tail of what the test printed,
+* arms ``faulthandler`` on that log: a fatal signal leaves its name and the Python stack
+  there, and a test stuck where pytest-timeout's SIGALRM cannot reach it (a C loop, an
+  ignored signal) is ended by a watchdog a little after the timeout, its stack dumped,
+* classifies each finished test (PASS, FAIL, ERROR, XFAIL, XPASS, SKIP, TIMEOUT) where the
+  exception object is still at hand, and attaches it with the test's Dynamo metrics to the
+  report that xdist sends to the controller.
+
+The controller side (``harness.runner.ResultCollector``) turns those reports, and xdist's
+reports of crashed workers, into results.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import re
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
+START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log before each test
+_REASON_LIMIT = 400
+_DETAILS_LIMIT = 8000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dynamo-aot-suite", "dynamo-aot-suite runner (set by run_tests.py)")
+    group.addoption("--suite-selection", help="file listing the unittest ids to run, in order")
+    group.addoption("--suite-workdir", help="directory for the per-worker logs")
+    group.addoption("--suite-watchdog", type=float, default=0.0,
+                    help="seconds after which a stuck worker dumps its stack and exits (0: never)")
+
+
+def worker_log_path(workdir: str | os.PathLike, worker_id: str) -> Path:
+    return Path(workdir) / f"{worker_id}.log"
+
+
+def unittest_id(item: pytest.Item) -> str:
+    """The id ``python -m unittest`` gives the same test."""
+    cls = getattr(item, "cls", None)
+    if cls is None:
+        return item.nodeid
+    return f"{cls.__module__}.{cls.__qualname__}.{item.name}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    workdir = config.getoption("suite_workdir")
+    if workerinput is not None and workdir:
+        config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    selection = config.getoption("suite_selection")
+    if not selection:
+        return
+    order = {test_id: index for index, test_id in enumerate(json.loads(Path(selection).read_text()))}
+    keep = [item for item in items if unittest_id(item) in order]
+    dropped = [item for item in items if unittest_id(item) not in order]
+    keep.sort(key=lambda item: order[unittest_id(item)])
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
+class WorkerLog:
+    """Per-worker log of everything the process writes, plus the crash and hang watchdogs."""
+
+    def __init__(self, config: pytest.Config, workdir: str, worker_id: str) -> None:
+        self.watchdog = config.getoption("suite_watchdog")
+        self.path = worker_log_path(workdir, worker_id)
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # execnet talks to the controller over duplicates of the original stdin/stdout, so
+        # fds 1 and 2 are free to point at the log.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.fd, 1)
+        os.dup2(self.fd, 2)
+        self.file = os.fdopen(os.dup(self.fd), "w", buffering=1, encoding="utf-8", errors="replace")
+        faulthandler.enable(file=self.file, all_threads=True)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+        self.file.write(f"{START_MARK}{item.nodeid} =====\n")
+        self.file.flush()
+        if self.watchdog > 0:
+            faulthandler.dump_traceback_later(self.watchdog, exit=True, file=self.file)
+        try:
+            yield
+        finally:
+            if self.watchdog > 0:
+                faulthandler.cancel_dump_traceback_later()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        faulthandler.disable()
+        self.file.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if report.when == "call" or not report.passed:
+        report.user_properties.append((PROPERTY, classify(item, call, report)))
+
+
+# pytest-timeout's message when its SIGALRM fires inside a test.
+_TIMEOUT_MESSAGE = re.compile(r"^Timeout \(?>")
+
+
+def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> dict[str, Any]:
+    """Outcome, one-line reason and details of one phase of a test, as plain JSON data."""
+    testcase = getattr(item, "instance", None)
+    expectation = getattr(testcase, "expectation", None)
+    entry: dict[str, Any] = {
+        "when": report.when,
+        "metrics": getattr(testcase, "dynamo_metrics", None),
+        "expectation": expectation.source if expectation is not None else None,
+    }
+    if report.passed:
+        return {**entry, "outcome": "PASS", "reason": ""}
+    if report.skipped:
+        if hasattr(report, "wasxfail"):
+            reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
+            return {**entry, "outcome": "XFAIL", "reason": reason}
+        return {**entry, "outcome": "SKIP", "reason": _skip_reason(report)}
+    error = call.excinfo.value if call.excinfo is not None else None
+    message = str(error) if error is not None else ""
+    details = report.longreprtext[-_DETAILS_LIMIT:]
+    if isinstance(error, pytest.fail.Exception) and message.startswith("Unexpected success"):
+        reason = "passed, but expected to fail"
+        if expectation is not None:
+            reason += f" ({expectation.reason}) [{expectation.source}]"
+        return {**entry, "outcome": "XPASS", "reason": reason, "details": ""}
+    if isinstance(error, pytest.fail.Exception) and _TIMEOUT_MESSAGE.match(message):
+        where = _innermost_frame(call.excinfo)
+        limit = re.search(r">\s*([\d.]+)\s*s", message)
+        reason = f"stopped by the {float(limit.group(1)):g} s timeout" if limit else message.splitlines()[0]
+        reason += f" in {where}" if where else ""
+        return {**entry, "outcome": "TIMEOUT", "reason": reason, "details": details}
+    failed_assertion = isinstance(error, AssertionError) and report.when == "call"
+    return {
+        **entry,
+        "outcome": "FAIL" if failed_assertion else "ERROR",
+        "reason": one_line(error) if error is not None else report.longreprtext.strip().splitlines()[-1:][0],
+        "details": details,
+    }
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def in_stdlib(path: str) -> bool:
+    return path.startswith(_STDLIB) and "site-packages" not in path
+
+
+def short_path(path: str) -> str:
+    """A path as a reader would look it up: relative to site-packages or the project."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _innermost_frame(excinfo: pytest.ExceptionInfo | None) -> str:
+    """``function (file:line)`` of the newest frame outside the standard library and pytest."""
+    if excinfo is None:
+        return ""
+    for entry in reversed(excinfo.traceback):
+        path = str(entry.path)
+        if not in_stdlib(path) and "_pytest" not in path and "pytest_timeout" not in path:
+            return f"{entry.name} ({short_path(path)}:{entry.lineno + 1})"
+    return ""
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: first line of the message``, short enough for a table cell."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr or "")

@@ -1,0 +1,166 @@
+"""The results of a run, and ``results.json``: the one file every other report is made from.
+
+The schema is documented in docs/results.md; ``SCHEMA_VERSION`` changes whenever a field
+changes meaning or disappears (adding a field does not change it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+SCHEMA = "dynamo-aot-suite/results"
+SCHEMA_VERSION = 1
+
+# In report order: the expected outcomes first, then the ones that make a run fail.
+OUTCOMES = ("PASS", "XFAIL", "SKIP", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
+EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP"})
+BACKEND_INDEPENDENT = "-"  # the backend column of tests that run once, not per backend
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read; the message is one line."""
+
+
+@dataclass
+class TestResult:
+    id: str  # the unittest id: module.Class.test
+    scenario: str  # backend-free name, as expectations match it: module.Family.test
+    backend: str  # backend name as in the id, or BACKEND_INDEPENDENT
+    backend_spec: str  # what to pass to --backend to rerun it ("" for backend-independent tests)
+    outcome: str
+    reason: str = ""  # one line
+    duration_s: float = 0.0
+    metrics: dict[str, int] | None = None  # frames, graphs, graph_breaks, recompiles
+    expectation: str | None = None  # file:line of the expectations entry applied
+    details: str = ""  # traceback, or the tail of a dead worker's output
+    worker: str = ""
+
+    @property
+    def unexpected(self) -> bool:
+        return self.outcome not in EXPECTED_OUTCOMES
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResults:
+    run: dict[str, Any]  # torch, python, platform, backends, argv, shard, times, jobs...
+    tests: list[TestResult] = field(default_factory=list)
+
+    def summary(self) -> dict[str, int]:
+        counts = {outcome: 0 for outcome in OUTCOMES}
+        for test in self.tests:
+            counts[test.outcome] += 1
+        counts["total"] = len(self.tests)
+        counts["unexpected"] = sum(test.unexpected for test in self.tests)
+        return counts
+
+    @property
+    def unexpected(self) -> list[TestResult]:
+        return [test for test in self.tests if test.unexpected]
+
+    def backends(self) -> list[str]:
+        """Backend columns in the order the run listed them; backend-independent last."""
+        names = [backend["name"] for backend in self.run.get("backends", [])]
+        for test in self.tests:
+            if test.backend not in names and test.backend != BACKEND_INDEPENDENT:
+                names.append(test.backend)
+        if any(test.backend == BACKEND_INDEPENDENT for test in self.tests):
+            names.append(BACKEND_INDEPENDENT)
+        return names
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "run": self.run,
+            "summary": self.summary(),
+            "tests": [test.to_json() for test in self.tests],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n"
+
+
+def from_json(data: Any, source: str = "<results>") -> RunResults:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ResultsError(f"{source}: not a dynamo-aot-suite results.json (no \"schema\": \"{SCHEMA}\")")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ResultsError(
+            f"{source}: results schema version {version}, this runner reads version {SCHEMA_VERSION}"
+        )
+    known = TestResult.__dataclass_fields__
+    try:
+        tests = [TestResult(**{key: value for key, value in test.items() if key in known})
+                 for test in data["tests"]]
+    except (KeyError, TypeError) as error:
+        raise ResultsError(f"{source}: malformed test entry ({error})") from None
+    for test in tests:
+        if test.outcome not in OUTCOMES:
+            raise ResultsError(f"{source}: test {test.id} has unknown outcome '{test.outcome}'")
+    return RunResults(run=data.get("run", {}), tests=tests)
+
+
+def load(path: str | os.PathLike) -> RunResults:
+    """Read a results.json, or the results.json inside a report directory."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ResultsError(f"cannot read results {path}: {error.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    return from_json(data, str(path))
+
+
+def merge(parts: Iterable[tuple[str, RunResults]]) -> RunResults:
+    """One run out of shard runs; a test in two parts is an error (shards are disjoint)."""
+    parts = list(parts)
+    seen: dict[str, str] = {}
+    tests: list[TestResult] = []
+    for source, results in parts:
+        for test in results.tests:
+            if test.id in seen:
+                raise ResultsError(f"test {test.id} is in both {seen[test.id]} and {source}; shards must not overlap")
+            seen[test.id] = source
+            tests.append(test)
+    first = parts[0][1].run if parts else {}
+    backends = []
+    for _, results in parts:
+        backends += [backend for backend in results.run.get("backends", []) if backend not in backends]
+    run = {
+        **first,
+        "backends": backends,
+        "shard": None,
+        "merged_from": [{"source": source, "shard": results.run.get("shard")} for source, results in parts],
+        "duration_s": round(max((results.run.get("duration_s", 0.0) for _, results in parts), default=0.0), 3),
+        "complete": all(results.run.get("complete", False) for _, results in parts),
+    }
+    return RunResults(run=run, tests=sorted(tests, key=lambda test: test.id))
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Replace ``path`` with ``text`` all at once: a reader (or a run killed midway) sees
+    the old file or the new one, never a part."""
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,357 @@
+"""``run_tests.py``: choose tests, run them in worker processes, write the reports, say
+what was unexpected and what changed since a baseline.
+
+Exit codes: 0 every result as expected, 1 unexpected results (or new failures against
+--baseline), 2 a usage or configuration error -- reported in one line, before any test runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import fnmatch
+import os
+import platform
+import socket
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_DIR = ROOT / "test" / "dynamo"
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_REPORT_DIR = "reports"
+
+DESCRIPTION = """\
+Run dynamo-aot-suite's scenarios against torch.compile backends.
+
+Every scenario runs once per backend (default: eager, aot_eager and inductor), in worker
+processes, so a backend that crashes or hangs costs one result, not the run. Results go
+to the console and to --report-dir: junit.xml, results.json and report.html.
+
+examples:
+  python run_tests.py                                  # everything, all cores
+  python run_tests.py --backend my_pkg.compiler:my_backend -k LSTM
+  python run_tests.py --backend aot_eager,path/to/mine.py:backend -j 2
+  python run_tests.py --baseline reports-yesterday/results.json
+  python run_tests.py --shard 2/3 --report-dir reports/shard2   # one machine of three
+  python run_tests.py --merge reports/shard1 reports/shard2 reports/shard3
+
+exit codes: 0 all as expected; 1 unexpected results or new failures against
+--baseline; 2 usage or configuration error (one line says what to fix)."""
+
+
+class UsageError(Exception):
+    """Bad input; the message is the one line the user sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see python run_tests.py --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="run_tests.py", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    choose = parser.add_argument_group("what to run")
+    choose.add_argument("--backend", metavar="B1,B2",
+                        help="comma-separated backends: a name registered with torch (aot_eager), "
+                             "package.module:attr, or path/to/file.py:attr "
+                             "(default: $DYNAMO_SUITE_BACKENDS, else eager,aot_eager,inductor)")
+    choose.add_argument("-k", dest="patterns", metavar="PATTERN", action="append", default=[],
+                        help="run only matching tests (repeatable): a full test id selects exactly that "
+                             "test, a glob (* ? [) must match the whole id, anything else is a substring; "
+                             "ids look like test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm")
+    choose.add_argument("--shard", metavar="I/N",
+                        help="run the I-th of N disjoint parts of equal expected time (I from 1)")
+    choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
+    choose.add_argument("--expectations", metavar="FILE",
+                        help="expected failures/skips to apply (default: harness/expectations.toml)")
+    how = parser.add_argument_group("how to run")
+    how.add_argument("-j", "--jobs", default="auto", metavar="N",
+                     help="worker processes: a number, or 'auto' for one per core (default: auto)")
+    how.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                     help=f"seconds before a test is stopped as TIMEOUT; 0 for none (default: {DEFAULT_TIMEOUT:g})")
+    how.add_argument("--durations", metavar="FILE",
+                     help="earlier results.json (or {id: seconds} map) to order and shard by "
+                          "(default: test/durations.json)")
+    how.add_argument("-v", "--verbose", action="store_true", help="one line per finished test, also on a terminal")
+    out = parser.add_argument_group("reports")
+    out.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                     help=f"where junit.xml, results.json and report.html go (default: ./{DEFAULT_REPORT_DIR})")
+    out.add_argument("--baseline", metavar="FILE",
+                     help="an earlier results.json: report newly failing, newly passing and changed "
+                          "tests; new failures exit 1")
+    out.add_argument("--accept", action="store_true",
+                     help="rewrite the expectations file from this run: add unexpected failures, "
+                          "drop entries whose tests now pass")
+    out.add_argument("--merge", nargs="+", metavar="RESULTS",
+                     help="run nothing: combine shard results (results.json files or report dirs) "
+                          "into --report-dir")
+    return parser
+
+
+# ------------------------------------------------------------------------------------------
+# Checks that need no torch.
+
+
+def parse_jobs(text: str) -> int:
+    if text == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"bad -j '{text}': give a number of workers >= 1, or 'auto'")
+    return int(text)
+
+
+def prepare_report_dir(path: str) -> Path:
+    report_dir = Path(path)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=report_dir):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write reports to '{path}' ({error.strerror}); choose another --report-dir")
+    return report_dir
+
+
+def check_torch() -> str:
+    # torch warns on import when NumPy is absent; the suite does not use NumPy.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    try:
+        import torch
+    except ImportError as error:
+        raise UsageError(f"torch cannot be imported ({error}); install it: pip install -r requirements.txt -e .")
+    from harness import compat
+
+    if compat.TORCH_VERSION < compat.MINIMUM_TORCH:
+        raise UsageError(f"torch {torch.__version__} is too old; dynamo-aot-suite needs torch >= {compat.MINIMUM_TORCH}")
+    return torch.__version__
+
+
+# ------------------------------------------------------------------------------------------
+# Collection and selection.
+
+
+def collect():
+    """Every test under test/dynamo, as ``TestInfo``, in unittest's order."""
+    from harness.engine import TestInfo, backend_of, pytest_nodeid
+
+    loader = unittest.TestLoader()
+    suite = loader.discover(str(TEST_DIR), top_level_dir=str(ROOT))
+    if loader.errors:
+        last_line = loader.errors[0].strip().splitlines()[-1]
+        raise UsageError(f"a test module failed to import: {last_line}")
+    tests = []
+    for test in _flatten(suite):
+        cls, method = type(test), test._testMethodName
+        backend, spec = backend_of(cls)
+        key = cls.expectation_key(method) if hasattr(cls, "expectation_key") else \
+            f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
+        tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method),
+                              scenario=key, backend=backend, backend_spec=spec))
+    return tests
+
+
+def _flatten(suite: unittest.TestSuite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+def matches(test_id: str, pattern: str, exact_ids: set[str]) -> bool:
+    if pattern in exact_ids:
+        return test_id == pattern
+    if any(char in pattern for char in "*?["):
+        return fnmatch.fnmatchcase(test_id, pattern)
+    return pattern in test_id
+
+
+def select(tests: list, patterns: list[str]) -> list:
+    if not patterns:
+        return tests
+    ids = {test.id for test in tests}
+    return [test for test in tests if any(matches(test.id, pattern, ids) for pattern in patterns)]
+
+
+# ------------------------------------------------------------------------------------------
+# The run.
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        args = build_parser().parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)
+        return _main(args, out)
+    except UsageError as error:
+        print(f"run_tests.py: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nrun_tests.py: interrupted; earlier reports left as they were", file=sys.stderr)
+        return 130
+
+
+def _main(args: argparse.Namespace, out: TextIO) -> int:
+    jobs = parse_jobs(args.jobs)
+    if args.timeout < 0:
+        raise UsageError(f"bad --timeout {args.timeout:g}: give seconds >= 0 (0 turns the timeout off)")
+    shard = _parse_shard(args.shard) if args.shard else None
+    report_dir = prepare_report_dir(args.report_dir) if not args.list else None
+    baseline = _load_results(args.baseline) if args.baseline else None
+    if args.merge:
+        return _merge(args, report_dir, out, baseline)
+    torch_version = check_torch()
+    expectations_file, chosen = _configure(args)
+    tests = _choose_tests(args, shard)
+    if args.list:
+        for test in tests:
+            print(test.id, file=out)
+        return 0
+    shard_text = f"{shard[0]}/{shard[1]}" if shard else None
+    print(f"running {len(tests)} tests on {', '.join(b.spec for b in chosen)} with torch {torch_version}, "
+          f"{max(1, min(jobs, len(tests)))} worker(s), timeout {args.timeout:g} s"
+          + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    clock = time.monotonic()
+    by_id = _run(tests, jobs, args, out)
+
+    from harness.results import RunResults
+
+    results = RunResults(
+        run={
+            "started": started.isoformat(timespec="seconds"),
+            "duration_s": round(time.monotonic() - clock, 3),
+            "torch": torch_version,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "host": socket.gethostname(),
+            "backends": [{"name": b.name, "spec": b.spec} for b in chosen],
+            "patterns": args.patterns,
+            "shard": shard_text,
+            "jobs": jobs,
+            "timeout_s": args.timeout,
+            "expectations": str(expectations_file),
+            "argv": args.argv,
+            "complete": True,
+        },
+        tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],
+    )
+    return _finish(args, results, report_dir, out, expectations_file, baseline)
+
+
+def _configure(args: argparse.Namespace):
+    """Check the expectations file and the backends; hand both to the workers through the
+    environment. Returns (expectations file, backends)."""
+    from harness import backends, expectations
+
+    expectations_file = Path(args.expectations).resolve() if args.expectations else expectations.DEFAULT_FILE
+    try:
+        expectations.load(expectations_file)
+    except expectations.ExpectationError as error:
+        raise UsageError(str(error))
+    os.environ[expectations.EXPECTATIONS_ENV] = str(expectations_file)
+    if args.backend is not None:
+        os.environ[backends.BACKENDS_ENV] = args.backend
+    try:
+        chosen = backends.selected_backends()
+    except backends.BackendSpecError as error:
+        raise UsageError(str(error))
+    # Workers are new processes: they must find the harness (and a plugin module the user
+    # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+    return expectations_file, chosen
+
+
+def _choose_tests(args: argparse.Namespace, shard: tuple[int, int] | None) -> list:
+    """The selected tests of this shard, longest first."""
+    from harness import shards
+
+    tests = select(collect(), args.patterns)
+    if not tests:
+        raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}; python run_tests.py --list shows the ids")
+    durations = shards.load_durations(args.durations)
+    if shard is not None:
+        mine = set(shards.partition([test.id for test in tests], shard[1], durations)[shard[0] - 1])
+        tests = [test for test in tests if test.id in mine]
+    order = {test_id: index for index, test_id in enumerate(shards.longest_first([t.id for t in tests], durations))}
+    return sorted(tests, key=lambda test: order[test.id])
+
+
+def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
+    if not tests:  # a shard can be empty when there are more shards than tests
+        return {}
+    from harness import engine
+    from harness.console import Progress
+
+    with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
+        options = engine.EngineOptions(jobs=jobs, timeout=args.timeout, root=ROOT, workdir=Path(workdir))
+        try:
+            return engine.run(tests, options, Progress(len(tests), out, args.verbose))
+        except engine.EngineError as error:
+            raise UsageError(str(error))
+
+
+def _load_results(path: str):
+    from harness.results import ResultsError, load
+
+    try:
+        return load(path)
+    except ResultsError as error:
+        raise UsageError(str(error))
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    from harness.shards import ShardSpecError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardSpecError as error:
+        raise UsageError(str(error))
+
+
+def _merge(args: argparse.Namespace, report_dir: Path, out: TextIO, baseline) -> int:
+    from harness.results import ResultsError, merge
+
+    parts = [(source, _load_results(source)) for source in args.merge]
+    try:
+        merged = merge(parts)
+    except ResultsError as error:
+        raise UsageError(str(error))
+    print(f"merged {len(parts)} result files: {len(merged.tests)} tests", file=out)
+    expectations_file = Path(merged.run["expectations"]) if merged.run.get("expectations") else None
+    return _finish(args, merged, report_dir, out, expectations_file, baseline)
+
+
+def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
+            expectations_file: Path | None, baseline) -> int:
+    from harness import console, reports
+
+    difference = None
+    if baseline is not None:
+        from harness.baseline import compare
+
+        difference = compare(baseline, results)
+    written = reports.write_all(results, report_dir, difference)
+    print("", file=out)
+    print(console.summary(results, results.run.get("expectations")), file=out)
+    code = 1 if results.unexpected else 0
+    if difference is not None:
+        print("", file=out)
+        print(difference.render(args.baseline), file=out)
+        if difference.new_failures:
+            code = 1
+    if args.accept and expectations_file is not None:
+        from harness.accept import accept
+
+        changes = accept(expectations_file, results)
+        print("", file=out)
+        print(changes.render(), file=out)
+    print("reports: " + ", ".join(str(path) for path in written), file=out)
+    return code

@@ -1,0 +1,40 @@
+"""One test per outcome pytest can report, run by test_engine through the runner's engine.
+
+Not named test_*.py: unittest discovery must not run these on their own.
+"""
+
+import os
+import unittest
+
+
+class OutcomeSamples(unittest.TestCase):
+    def test_pass(self):
+        print("output of a passing test")
+
+    def test_fail(self):
+        self.assertEqual(1, 2)
+
+    def test_error(self):
+        raise KeyError("missing")
+
+    def test_skip(self):
+        self.skipTest("not on this machine")
+
+    @unittest.expectedFailure
+    def test_expected_failure(self):
+        self.assertTrue(False)
+
+    @unittest.expectedFailure
+    def test_unexpected_success(self):
+        pass
+
+    def test_hostile_message(self):
+        raise ValueError("<script>alert('x')</script> \x1b[31mred\x1b[0m \x00")
+
+    def test_failing_subtest(self):
+        for value in (1, 2):
+            with self.subTest(value=value):
+                self.assertEqual(value, 1)
+
+    def test_abort(self):
+        os.abort()

@@ -1,0 +1,112 @@
+"""--accept: the expectations file follows a run, and only the entries that changed move."""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import expectations
+from harness.accept import accept
+from harness.results import BACKEND_INDEPENDENT, RunResults, TestResult
+
+ORIGINAL = """\
+# Header comment: kept as it is.
+
+# Why the first entry exists.
+[[expect]]
+test = "test_x.Family.test_fixed"
+status = "xfail"
+reason = "was broken"
+
+[[expect]]
+test = "test_x.Family.test_still_broken"  # trailing comment
+backend = "inductor"
+status = "xfail"
+reason = "still broken"
+
+# A skip is never dropped: skipped tests do not run, so nothing says they pass.
+[[expect]]
+test = "test_x.Family.test_skipped"
+status = "skip"
+reason = "takes the machine down"
+"""
+
+
+def test_result(method: str, outcome: str, backend: str = "inductor", expectation: str | None = None,
+                reason: str = "") -> TestResult:
+    return TestResult(id=f"test.dynamo.test_x.Family_{backend}.{method}", scenario=f"test_x.Family.{method}",
+                      backend=backend, backend_spec=backend, outcome=outcome, reason=reason,
+                      expectation=expectation)
+
+
+class AcceptTests(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.path = Path(directory.name) / "expectations.toml"
+        self.path.write_text(ORIGINAL)
+        self.source = lambda line: f"{self.path}:{line}"
+
+    def run_accept(self, *tests: TestResult, torch: str = "2.13.0+cpu"):
+        return accept(self.path, RunResults(run={"torch": torch}, tests=list(tests)))
+
+    def test_drops_an_entry_whose_tests_all_pass_with_its_comment(self):
+        changes = self.run_accept(
+            test_result("test_fixed", "XPASS", "eager", self.source(4)),
+            test_result("test_fixed", "XPASS", "inductor", self.source(4)),
+            test_result("test_still_broken", "XFAIL", expectation=self.source(9)),
+        )
+        self.assertEqual(len(changes.dropped), 1)
+        text = self.path.read_text()
+        self.assertNotIn("test_fixed", text)
+        self.assertNotIn("Why the first entry exists", text)
+        self.assertEqual(text, ORIGINAL.replace(ORIGINAL[ORIGINAL.index("# Why"):ORIGINAL.index("[[expect]]\ntest = \"test_x.Family.test_still")], ""))
+
+    def test_keeps_an_entry_that_still_catches_a_failure(self):
+        changes = self.run_accept(
+            test_result("test_fixed", "XPASS", "eager", self.source(4)),
+            test_result("test_fixed", "XFAIL", "inductor", self.source(4)),
+        )
+        self.assertEqual(changes.dropped, [])
+        self.assertEqual(len(changes.kept), 1)
+        self.assertEqual(self.path.read_text(), ORIGINAL)
+
+    def test_adds_unexpected_failures_for_this_backend_and_torch_minor(self):
+        self.run_accept(
+            test_result("test_new_failure", "FAIL", reason='AssertionError: "quoted" \\ value'),
+            test_result("test_new_crash", "CRASH", reason="worker gw0 died: SIGSEGV"),
+            test_result("test_machinery", "ERROR", backend=BACKEND_INDEPENDENT, reason="KeyError: 'k'"),
+            test_result("test_fine", "PASS"),
+        )
+        text = self.path.read_text()
+        self.assertTrue(text.startswith(ORIGINAL), "existing entries and comments moved")
+        entries = expectations.parse(text, str(self.path))
+        added = {entry.test: entry for entry in entries[3:]}
+        self.assertEqual(set(added), {"test_x.Family.test_new_failure", "test_x.Family.test_new_crash",
+                                      "test_x.Family.test_machinery"})
+        failure = added["test_x.Family.test_new_failure"]
+        self.assertEqual((failure.backend, failure.torch, failure.status), ("inductor", "==2.13.*", "xfail"))
+        self.assertEqual(failure.reason, 'observed FAIL: AssertionError: "quoted" \\ value')
+        self.assertEqual(added["test_x.Family.test_new_crash"].status, "skip")
+        self.assertEqual(added["test_x.Family.test_machinery"].backend, "*")
+
+    def test_accepted_file_makes_the_same_results_expected(self):
+        failing = test_result("test_new_failure", "FAIL", reason="AssertionError")
+        self.run_accept(failing)
+        entries = expectations.parse(self.path.read_text(), str(self.path))
+        from packaging.version import Version
+
+        chosen = expectations.decide(
+            expectations.candidates(failing.scenario, failing.backend, Version("2.13.0"), entries), lambda: True)
+        self.assertEqual(chosen.status, "xfail")
+        self.assertEqual(expectations.candidates(failing.scenario, failing.backend, Version("2.14.0"), entries), [])
+
+    def test_nothing_to_do_leaves_the_file_untouched(self):
+        changes = self.run_accept(test_result("test_fine", "PASS"))
+        self.assertIn("unchanged", changes.render())
+        self.assertEqual(self.path.read_text(), ORIGINAL)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,166 @@
+"""results.json, junit.xml, report.html and the console summary, from hand-made results."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from unittest import mock
+
+from harness import console, html_report, junit, reports
+from harness.baseline import compare
+from harness.results import (
+    SCHEMA_VERSION,
+    ResultsError,
+    RunResults,
+    TestResult,
+    from_json,
+    load,
+    merge,
+    write_atomic,
+)
+
+HOSTILE = "ValueError: <script>alert('owned')</script> & \x1b[31m\x00"
+
+
+SPECS = {"eager": "eager", "mine": "pkg:mine"}
+
+
+def result(test_id: str, outcome: str, backend: str = "eager", reason: str = "", **fields) -> TestResult:
+    module, family_backend, method = test_id.rsplit(".", 2)
+    family = family_backend.rsplit("_", 1)[0]
+    return TestResult(id=test_id, scenario=f"{module.rsplit('.', 1)[1]}.{family}.{method}", backend=backend,
+                      backend_spec=SPECS[backend], outcome=outcome, reason=reason, **fields)
+
+
+def sample_results() -> RunResults:
+    return RunResults(
+        run={"torch": "2.13.0", "python": "3.11", "platform": "linux", "started": "2026-11-26T00:00:00",
+             "duration_s": 12.5, "backends": [{"name": "eager", "spec": "eager"}, {"name": "mine", "spec": "pkg:mine"}]},
+        tests=[
+            result("test.dynamo.m.LSTMTests_eager.test_lstm", "PASS", duration_s=1.5,
+                   metrics={"frames": 1, "graphs": 1, "graph_breaks": 0, "recompiles": 0}),
+            result("test.dynamo.m.LSTMTests_mine.test_lstm", "ERROR", backend="mine", reason=HOSTILE,
+                   details=f"Traceback\n{HOSTILE}\n</pre><script>alert(2)</script>"),
+            result("test.dynamo.m.LSTMTests_eager.test_other", "XFAIL", reason="expected failure: known"),
+            result("test.dynamo.m.LSTMTests_mine.test_other", "CRASH", backend="mine", reason="worker gw1 died: SIGSEGV"),
+        ],
+    )
+
+
+class HtmlReportTests(unittest.TestCase):
+    def setUp(self):
+        self.html = html_report.render(sample_results())
+
+    def test_script_in_an_exception_message_is_escaped(self):
+        self.assertNotIn("<script>alert", self.html)
+        self.assertNotIn("</pre><script>", self.html)
+        self.assertIn("&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt; &amp; \ufffd", self.html)
+        self.assertNotIn("\x1b", self.html)
+        self.assertNotIn("\x00", self.html)
+        # The page's own filtering script is the only script element.
+        self.assertEqual(self.html.count("<script>"), 1)
+
+    def test_matrix_has_a_row_per_scenario_and_a_column_per_backend(self):
+        self.assertIn("<th>eager</th><th>mine</th>", self.html)
+        self.assertEqual(self.html.count('<tr class="scenario"'), 2)
+        self.assertIn('class="cell CRASH"', self.html)
+        self.assertIn("frames 1 · graphs 1 · graph breaks 0 · recompiles 0", self.html)
+
+    def test_unexpected_results_come_with_a_repro_command(self):
+        self.assertIn("python run_tests.py --backend pkg:mine -k test.dynamo.m.LSTMTests_mine.test_lstm -j 1", self.html)
+
+
+class JunitTests(unittest.TestCase):
+    def test_valid_xml_even_with_control_characters(self):
+        root = ET.fromstring(junit.render(sample_results()).encode())
+        suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+        self.assertEqual(set(suites), {"eager", "mine"})
+        self.assertEqual(suites["mine"].get("errors"), "2")
+        self.assertEqual(suites["eager"].get("skipped"), "1")
+        error = suites["mine"].find("testcase/error")
+        self.assertIn("<script>", error.get("message"))  # escaped in the file, intact when parsed
+
+
+class ConsoleTests(unittest.TestCase):
+    def test_table_per_backend_and_unexpected_results(self):
+        text = console.summary(sample_results())
+        lines = text.splitlines()
+        self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time$")
+        self.assertRegex(text, r"\neager\s+1\s+1\s+\.\s+\.")
+        self.assertIn("2 unexpected results:", text)
+        self.assertIn("rerun: python run_tests.py --backend pkg:mine -k test.dynamo.m.LSTMTests_mine.test_other -j 1", text)
+        self.assertTrue(lines[-1].startswith("4 tests, 2 unexpected"))
+
+    def test_repro_carries_plugin_imports_and_custom_expectations(self):
+        test = sample_results().tests[1]
+        with mock.patch.dict(os.environ, {"DYNAMO_SUITE_IMPORTS": "my_plugins"}):
+            command = console.repro_command(test, "/tmp/my expectations.toml")
+        self.assertEqual(command, "DYNAMO_SUITE_IMPORTS=my_plugins python run_tests.py --backend pkg:mine "
+                                  "--expectations '/tmp/my expectations.toml' -k test.dynamo.m.LSTMTests_mine.test_lstm -j 1")
+
+
+class ResultsFileTests(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.tmp = Path(directory.name)
+
+    def test_round_trip_through_json(self):
+        original = sample_results()
+        data = json.loads(original.dumps())
+        self.assertEqual(data["schema_version"], SCHEMA_VERSION)
+        self.assertEqual(data["summary"]["unexpected"], 2)
+        self.assertEqual(from_json(data).tests, original.tests)
+
+    def test_other_schema_versions_are_refused_in_one_line(self):
+        data = json.loads(sample_results().dumps())
+        data["schema_version"] = 99
+        with self.assertRaisesRegex(ResultsError, "schema version 99, this runner reads version 1"):
+            from_json(data, "old.json")
+        (self.tmp / "broken.json").write_text("{")
+        with self.assertRaisesRegex(ResultsError, r"broken\.json:1: not valid JSON"):
+            load(self.tmp / "broken.json")
+
+    def test_merge_keeps_every_test_once(self):
+        whole = sample_results()
+        halves = [RunResults(run={**whole.run, "shard": f"{i + 1}/2", "complete": True}, tests=whole.tests[i::2])
+                  for i in range(2)]
+        merged = merge([("a", halves[0]), ("b", halves[1])])
+        self.assertEqual(sorted(t.id for t in merged.tests), sorted(t.id for t in whole.tests))
+        self.assertIsNone(merged.run["shard"])
+        with self.assertRaisesRegex(ResultsError, "shards must not overlap"):
+            merge([("a", halves[0]), ("c", halves[0])])
+
+    def test_write_all_replaces_files_whole(self):
+        reports.write_all(sample_results(), self.tmp)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json"])
+        before = (self.tmp / "results.json").read_text()
+        with mock.patch("harness.results.os.replace", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                write_atomic(self.tmp / "results.json", "half")
+        self.assertEqual((self.tmp / "results.json").read_text(), before)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json"])
+
+
+class BaselineCompareTests(unittest.TestCase):
+    def test_volatile_parts_of_reasons_do_not_count_as_changes(self):
+        old = RunResults(run={}, tests=[result("t.m.F_eager.test_a", "CRASH", reason="worker gw0 died: SIGSEGV in f (x.py:12) after 3.2 s at 0x7f00")])
+        new = RunResults(run={}, tests=[result("t.m.F_eager.test_a", "CRASH", reason="worker gw3 died: SIGSEGV in f (x.py:14) after 1.0 s at 0x7f99")])
+        difference = compare(old, new)
+        self.assertEqual((difference.new_failures, difference.changed, difference.new_passes), ([], [], []))
+
+    def test_new_and_missing_tests(self):
+        old = RunResults(run={}, tests=[result("t.m.F_eager.test_gone", "PASS")])
+        new = RunResults(run={}, tests=[result("t.m.F_eager.test_new", "PASS"), result("t.m.F_eager.test_bad", "FAIL")])
+        difference = compare(old, new)
+        self.assertEqual([t.id for t in difference.added], ["t.m.F_eager.test_new"])
+        self.assertEqual([t.id for t in difference.removed], ["t.m.F_eager.test_gone"])
+        self.assertEqual([new.id for _, new in difference.new_failures], ["t.m.F_eager.test_bad"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,179 @@
+"""run_tests.py end to end, in subprocesses: crashing and hanging backends, reports,
+sharding and merging, baselines, repro commands."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from test.harness.cli import outcomes, read_results, run_cli
+from test.harness.faulty_backends import CRASH_AND_HANG_PLAN
+
+FAULTY = "test/harness/faulty_backends.py:crashes_and_hangs"
+FAMILY = "test.dynamo.test_python_autograd.PythonAutogradTests_crashes_and_hangs"
+
+
+class TempDirTestCase(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.tmp = Path(directory.name)
+
+
+class CrashAndHangTests(TempDirTestCase):
+    """One run against a backend that segfaults, exits, hangs, and hangs deaf to SIGALRM."""
+
+    @classmethod
+    def setUpClass(cls):
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        cls.report_dir = Path(directory.name)
+        cls.completed = run_cli("--backend", FAULTY, "-k", "PythonAutogradTests", "--timeout", "8",
+                                "-j", "2", "--report-dir", str(cls.report_dir))
+        cls.results = {test["id"]: test for test in read_results(cls.report_dir)["tests"]}
+
+    def test_run_finishes_with_every_result_and_exit_code_1(self):
+        self.assertEqual(self.completed.returncode, 1, self.completed.stdout + self.completed.stderr)
+        expected = {f"{FAMILY}.{name}" for name in
+                    ("test_forwards", "test_forwards_resetting_tape", "test_backwards",
+                     "test_backwards_resetting_tape", "test_forward_and_backward_in_separate_frames")}
+        self.assertEqual(set(self.results), expected)
+
+    def test_each_misbehaviour_gets_its_outcome(self):
+        wanted = {"segfault": "CRASH", "exit": "CRASH", "hang": "TIMEOUT", "hang_ignoring_alarm": "TIMEOUT"}
+        for scenario, action in CRASH_AND_HANG_PLAN.items():
+            with self.subTest(scenario=scenario):
+                self.assertEqual(self.results[f"{FAMILY}.{scenario}"]["outcome"], wanted[action])
+        self.assertEqual(self.results[f"{FAMILY}.test_backwards"]["outcome"], "PASS")
+
+    def test_crash_names_the_signal_and_keeps_the_output_tail(self):
+        crash = self.results[f"{FAMILY}.test_forwards_resetting_tape"]
+        self.assertRegex(crash["reason"], r"SIGSEGV \(Segmentation fault\) in crashes_and_hangs \(.*faulty_backends\.py:\d+\)")
+        self.assertIn("Fatal Python error: Segmentation fault", crash["details"])
+        self.assertIn("faulty_backends.py", crash["details"])
+        exited = self.results[f"{FAMILY}.test_forwards"]
+        self.assertRegex(exited["reason"], r"exited with code 3")
+
+    def test_hangs_are_timeouts_with_where_they_hung(self):
+        soft = self.results[f"{FAMILY}.test_backwards_resetting_tape"]
+        self.assertRegex(soft["reason"], r"^stopped by the 8 s timeout in crashes_and_hangs")
+        self.assertGreaterEqual(soft["duration_s"], 8)
+        hard = self.results[f"{FAMILY}.test_forward_and_backward_in_separate_frames"]
+        self.assertRegex(hard["reason"], r"out of reach of the 8 s timeout's SIGALRM in crashes_and_hangs .*worker killed")
+        self.assertIn("faulty_backends.py", hard["details"])
+
+    def test_passing_test_carries_dynamo_metrics(self):
+        metrics = self.results[f"{FAMILY}.test_backwards"]["metrics"]
+        self.assertEqual(set(metrics), {"frames", "graphs", "graph_breaks", "recompiles"})
+        self.assertGreaterEqual(metrics["graphs"], 1)
+
+    def test_console_lists_unexpected_results_with_a_repro_that_selects_only_that_test(self):
+        crash_id = f"{FAMILY}.test_forwards_resetting_tape"
+        lines = self.completed.stdout.splitlines()
+        index = next(i for i, line in enumerate(lines) if line.strip() == f"CRASH   {crash_id}")
+        repro = lines[index + 2].strip()
+        self.assertTrue(repro.startswith("rerun: python run_tests.py --backend "), repro)
+        listed = run_cli(*shlex.split(repro.removeprefix("rerun: python run_tests.py "))[0:], "--list")
+        self.assertEqual(listed.stdout.split(), [crash_id])
+
+    def test_junit_is_valid_xml_with_errors_for_crashes(self):
+        root = ET.parse(self.report_dir / "junit.xml").getroot()
+        cases = {case.get("classname") + "." + case.get("name"): case for case in root.iter("testcase")}
+        self.assertEqual(len(cases), 5)
+        crash = cases[f"{FAMILY}.test_forwards_resetting_tape"].find("error")
+        self.assertEqual(crash.get("type"), "CRASH")
+
+
+class ShardTests(TempDirTestCase):
+    SELECTION = ("--backend", "eager", "-k", "PythonAutogradTests")
+
+    def test_shards_list_every_test_exactly_once(self):
+        everything = run_cli("--list", "--backend", "eager,aot_eager").stdout.split()
+        parts = [run_cli("--list", "--backend", "eager,aot_eager", "--shard", f"{i}/3").stdout.split()
+                 for i in (1, 2, 3)]
+        self.assertGreater(len(everything), 100)
+        self.assertEqual(sorted(sum(parts, [])), sorted(everything))
+        self.assertTrue(all(parts), "a shard is empty")
+
+    def test_merged_shard_reports_hold_exactly_the_unsharded_tests(self):
+        whole = self.tmp / "whole"
+        self.assertEqual(run_cli(*self.SELECTION, "-j", "1", "--report-dir", str(whole)).returncode, 0)
+        for index in (1, 2, 3):
+            completed = run_cli(*self.SELECTION, "-j", "1", "--shard", f"{index}/3",
+                                "--report-dir", str(self.tmp / f"shard{index}"))
+            self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        merged = self.tmp / "merged"
+        completed = run_cli("--merge", *(str(self.tmp / f"shard{index}") for index in (1, 2, 3)),
+                            "--report-dir", str(merged))
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        self.assertEqual(outcomes(merged), outcomes(whole))
+        self.assertEqual(len(read_results(merged)["run"]["merged_from"]), 3)
+        self.assertTrue((merged / "junit.xml").exists() and (merged / "report.html").exists())
+
+    def test_merging_overlapping_shards_is_an_error(self):
+        shard = self.tmp / "shard"
+        run_cli(*self.SELECTION, "-j", "1", "--shard", "1/2", "--report-dir", str(shard))
+        completed = run_cli("--merge", str(shard), str(shard / "results.json"), "--report-dir", str(self.tmp / "m"))
+        self.assertEqual(completed.returncode, 2)
+        self.assertRegex(completed.stderr, r"is in both .* shards must not overlap")
+
+
+class AcceptEndToEndTests(TempDirTestCase):
+    def test_accept_then_rerun_is_all_expected(self):
+        path = self.tmp / "expectations.toml"
+        path.write_text('# mine\n\n[[expect]]\ntest = "test_python_autograd.PythonAutogradTests.*"\n'
+                        'backend = "eager"\nstatus = "xfail"\nreason = "thought broken"\n')
+        selection = ("--backend", "test.harness.faulty_backends:wrong_values,eager", "-k", "PythonAutogradTests",
+                     "--expectations", str(path), "--report-dir", str(self.tmp / "r"))
+        first = run_cli(*selection, "--accept")
+        self.assertEqual(first.returncode, 1, first.stdout + first.stderr)
+        self.assertIn("--accept: rewrote", first.stdout)
+        self.assertIn("5 added, 1 dropped", first.stdout)
+        text = path.read_text()
+        self.assertTrue(text.startswith("# mine\n"))
+        self.assertNotIn("thought broken", text)
+        second = run_cli(*selection)
+        self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+        self.assertEqual(set(outcomes(self.tmp / "r").values()), {"PASS", "XFAIL"})
+
+
+def _results_file(path: Path, outcomes_by_id: dict[str, tuple[str, str]]) -> Path:
+    tests = [{"id": test_id, "scenario": test_id, "backend": "eager", "backend_spec": "eager",
+              "outcome": outcome, "reason": reason} for test_id, (outcome, reason) in outcomes_by_id.items()]
+    path.write_text(json.dumps({"schema": "dynamo-aot-suite/results", "schema_version": 1,
+                                "run": {"torch": "2.13.0", "backends": [{"name": "eager", "spec": "eager"}]},
+                                "tests": tests}))
+    return path
+
+
+class BaselineTests(TempDirTestCase):
+    def test_difference_is_reported_and_new_failures_exit_1(self):
+        old = _results_file(self.tmp / "old.json", {
+            "m.A.test_stays": ("PASS", ""), "m.A.test_breaks": ("PASS", ""),
+            "m.A.test_heals": ("FAIL", "AssertionError: x"), "m.A.test_changes": ("FAIL", "AssertionError: 1 != 2"),
+        })
+        new = _results_file(self.tmp / "new.json", {
+            "m.A.test_stays": ("PASS", ""), "m.A.test_breaks": ("CRASH", "worker gw0 died: SIGSEGV"),
+            "m.A.test_heals": ("PASS", ""), "m.A.test_changes": ("ERROR", "KeyError: 'w'"),
+        })
+        completed = run_cli("--merge", str(new), "--baseline", str(old), "--report-dir", str(self.tmp / "r"))
+        self.assertEqual(completed.returncode, 1)
+        out = completed.stdout
+        self.assertRegex(out, r"newly failing: 1\n\s+m\.A\.test_breaks: PASS -> CRASH: worker gw0 died: SIGSEGV")
+        self.assertRegex(out, r"newly passing: 1\n\s+m\.A\.test_heals: FAIL -> PASS")
+        self.assertRegex(out, r"failing with a changed reason: 1\n\s+m\.A\.test_changes: FAIL 'AssertionError: 1 != 2' -> ERROR")
+        self.assertIn("Changes since the baseline", (self.tmp / "r" / "report.html").read_text())
+
+    def test_same_results_exit_0(self):
+        same = _results_file(self.tmp / "same.json", {"m.A.test_a": ("PASS", ""), "m.A.test_b": ("XFAIL", "known")})
+        completed = run_cli("--merge", str(same), "--baseline", str(same), "--report-dir", str(self.tmp / "r"))
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        self.assertIn("no new failures", completed.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
