@@ -12,6 +12,7 @@ import datetime
 import fnmatch
 import os
 import platform
+import signal
 import socket
 import sys
 import tempfile
@@ -183,8 +184,15 @@ def select(tests: list, patterns: list[str]) -> list:
 # The run.
 
 
+def _interrupt(signum, frame) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    # A CI job that is cancelled sends SIGTERM: stop the workers and keep the old reports,
+    # as for Ctrl-C, rather than dying with workers and temporary files left behind.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         args = build_parser().parse_args(argv)
         args.argv = list(sys.argv[1:] if argv is None else argv)

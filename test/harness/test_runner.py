@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from test.harness.cli import outcomes, read_results, run_cli
+from test.harness.cli import REPO_ROOT, outcomes, read_results, run_cli
 from test.harness.faulty_backends import CRASH_AND_HANG_PLAN
 
 FAULTY = "test/harness/faulty_backends.py:crashes_and_hangs"
@@ -139,6 +143,25 @@ class AcceptEndToEndTests(TempDirTestCase):
         second = run_cli(*selection)
         self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
         self.assertEqual(set(outcomes(self.tmp / "r").values()), {"PASS", "XFAIL"})
+
+
+class InterruptTests(TempDirTestCase):
+    def test_terminated_run_keeps_the_previous_reports(self):
+        report_dir = self.tmp / "reports"
+        report_dir.mkdir()
+        (report_dir / "results.json").write_text("previous run")
+        process = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "run_tests.py"), "--backend", "aot_eager", "-k", "LSTMTests",
+             "--report-dir", str(report_dir)],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertTrue(process.stdout.readline().startswith("running "))
+        time.sleep(3)  # the workers are starting or running
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, 130)
+        self.assertIn("interrupted; earlier reports left as they were", stderr)
+        self.assertEqual(sorted(path.name for path in report_dir.iterdir()), ["results.json"])
+        self.assertEqual((report_dir / "results.json").read_text(), "previous run")
 
 
 def _results_file(path: Path, outcomes_by_id: dict[str, tuple[str, str]]) -> Path:
