@@ -130,3 +130,64 @@ def assert_same_outputs_and_grads(testcase, fn: Callable, compiled: Callable, ar
             if want.grad is not None:
                 assert_close(testcase, want.grad, got.grad, scale=scale, what=f"grad of input {index}")
     return expected, actual
+
+
+def _tensors(values: Any) -> list[torch.Tensor]:
+    return [value for value in pytree.tree_leaves(values) if isinstance(value, torch.Tensor)]
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().data_ptr()
+
+
+def aliasing(inputs: Any, outputs: Any) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Per output tensor: which inputs and which earlier outputs share its storage."""
+    ins, outs = _tensors(inputs), _tensors(outputs)
+    relations = []
+    for index, out in enumerate(outs):
+        if out.numel() == 0:  # empty tensors may or may not get storage; nothing to observe
+            relations.append(((), ()))
+            continue
+        relations.append((
+            tuple(i for i, value in enumerate(ins) if value.numel() and _storage(value) == _storage(out)),
+            tuple(j for j, earlier in enumerate(outs[:index]) if earlier.numel() and _storage(earlier) == _storage(out)),
+        ))
+    return relations
+
+
+def assert_same_aliasing(testcase, eager_inputs: Any, expected: Any, compiled_inputs: Any, actual: Any) -> None:
+    """Outputs must be views of the same inputs (and of each other) as eager's: a caller
+    writing through one sees the change through the other."""
+    testcase.assertEqual(
+        aliasing(eager_inputs, expected), aliasing(compiled_inputs, actual),
+        "outputs alias inputs / each other differently from eager: (inputs shared, earlier outputs shared) per output",
+    )
+
+
+def assert_same_strides(testcase, expected: Any, actual: Any, what: str = "output") -> None:
+    for index, (want, got) in enumerate(zip(_tensors(expected), _tensors(actual))):
+        if want.numel() > 1:  # strides of size-1 dims and empty tensors carry no meaning
+            testcase.assertEqual(
+                [s for s, n in zip(want.stride(), want.shape) if n > 1],
+                [s for s, n in zip(got.stride(), got.shape) if n > 1],
+                f"{what}[{index}]: strides differ from eager ({want.stride()} vs {got.stride()})",
+            )
+
+
+def assert_same_autograd_metadata(testcase, expected: Any, actual: Any) -> None:
+    for index, (want, got) in enumerate(zip(_tensors(expected), _tensors(actual))):
+        testcase.assertEqual(want.grad_fn is None, got.grad_fn is None,
+                             f"output[{index}]: grad_fn presence differs from eager")
+        testcase.assertEqual(want.is_leaf, got.is_leaf, f"output[{index}]: is_leaf differs from eager")
+
+
+def weighted_loss(outputs: Any, seed: int = 1234) -> torch.Tensor | None:
+    """A loss whose gradient differs per element (a plain sum would hide a gradient that is
+    right only on average, or permuted)."""
+    generator = torch.Generator().manual_seed(seed)
+    parts = []
+    for out in _tensors(outputs):
+        if out.requires_grad and (out.dtype.is_floating_point or out.dtype.is_complex):
+            weights = torch.rand(out.shape, generator=generator, dtype=torch.float64).to(out.dtype)
+            parts.append((out * weights).real.sum() if out.dtype.is_complex else (out * weights).sum())
+    return sum(parts) if parts else None

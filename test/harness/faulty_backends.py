@@ -129,3 +129,155 @@ def crashes_and_hangs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Ca
         while True:
             time.sleep(1)
     return gm.forward
+
+
+# -- one clause each (see the table in README.md) ------------------------------------------
+
+
+def _map_tensors(fn: Callable[[torch.Tensor], Any], value: Any) -> Any:
+    return pytree.tree_map(lambda item: fn(item) if isinstance(item, torch.Tensor) else item, value)
+
+
+def _floating(tensor: torch.Tensor) -> bool:
+    return tensor.dtype.is_floating_point or tensor.dtype.is_complex
+
+
+def upcasts_outputs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *output dtypes*. Floating outputs come back as float64 (values equal): a
+    backend computing in higher precision and forgetting to cast back."""
+    return lambda *args: _map_tensors(lambda t: t.double() if t.dtype in (torch.float32, torch.float16) else t, gm(*args))
+
+
+def copies_outputs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *strides and aliasing of outputs*. Every output is a fresh contiguous copy:
+    views of inputs or of other outputs are no longer views (a runtime that always
+    allocates its own output buffers)."""
+    return lambda *args: _map_tensors(lambda t: t.clone(memory_format=torch.contiguous_format), gm(*args))
+
+
+def detaches_outputs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *requires_grad and grad_fn of outputs*. Outputs are detached, so no gradient
+    flows back to the inputs (a backend whose kernels sit outside autograd)."""
+    return lambda *args: _map_tensors(lambda t: t.detach(), gm(*args))
+
+
+def assumes_contiguous(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *values for non-contiguous inputs*. Each input is read as if it were dense
+    row-major from its first element (a kernel that ignores strides); dense inputs work."""
+
+    def dense_view(tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.is_contiguous() or tensor.numel() == 0:
+            return tensor
+        row_major = torch.empty(tensor.shape).stride()
+        return tensor.as_strided(tensor.shape, row_major)
+
+    return lambda *args: gm(*[dense_view(arg) if isinstance(arg, torch.Tensor) else arg for arg in args])
+
+
+def runs_graph_twice(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *side effects happen once*. The graph runs twice per call, as an autotuner
+    timing candidate kernels on the live inputs would: in-place updates apply twice."""
+
+    def run(*args: Any) -> Any:
+        gm(*args)
+        return gm(*args)
+
+    return run
+
+
+def consumes_rng(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the RNG stream*. Each call draws a number from the global generator (a
+    runtime that seeds its own kernels from torch's generator even when nothing is random)."""
+
+    def run(*args: Any) -> Any:
+        torch.rand(1)
+        return gm(*args)
+
+    return run
+
+
+def leaves_grad_disabled(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *global state after the call*. Runs the graph under no_grad and does not
+    restore grad mode (a runtime wrapper that forgets its finally)."""
+
+    def run(*args: Any) -> Any:
+        torch.set_grad_enabled(False)
+        return gm(*args)
+
+    return run
+
+
+_REUSED_BUFFERS: dict[int, list[torch.Tensor]] = {}
+
+
+def reuses_output_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *independence across calls*. Results are copied into buffers allocated on
+    the first call and returned again on every later call, as a static-memory runtime
+    (CUDA-graph style) does: an earlier result changes when the function runs again."""
+    key = id(gm)
+
+    def run(*args: Any) -> Any:
+        outputs = gm(*args)
+        flat, spec = pytree.tree_flatten(outputs)
+        buffers = _REUSED_BUFFERS.setdefault(key, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat])
+        result = []
+        for buffer, fresh in zip(buffers, flat):
+            if isinstance(fresh, torch.Tensor) and not fresh.requires_grad and buffer.shape == fresh.shape:
+                buffer.copy_(fresh)
+                result.append(buffer)
+            else:
+                result.append(fresh)
+        return pytree.tree_unflatten(result, spec)
+
+    return run
+
+
+_COMPILED_BY_CODE: dict[str, Callable] = {}
+
+
+def caches_by_graph_code(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *changing inputs*. Compiled functions are cached by the graph's Python code
+    alone and specialize on the first example inputs' dtypes, so a recompile for new dtypes
+    (same code) gets the old function, which casts its inputs back."""
+    code = gm.code
+    if code not in _COMPILED_BY_CODE:
+        dtypes = [arg.dtype if isinstance(arg, torch.Tensor) else None for arg in example_inputs]
+
+        def run(*args: Any) -> Any:
+            return gm(*[arg.to(dtype) if dtype is not None and isinstance(arg, torch.Tensor) else arg
+                        for arg, dtype in zip(args, dtypes)])
+
+        _COMPILED_BY_CODE[code] = run
+    return _COMPILED_BY_CODE[code]
+
+
+def _backward_scaled(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    def run(*args: Any) -> list[Any]:
+        return [value * 1.1 if isinstance(value, torch.Tensor) and _floating(value) else value
+                for value in gm(*args)]
+
+    return make_boxed_func(run)
+
+
+_aot_with_wrong_gradients = aot_autograd(fw_compiler=_backward_as_traced, bw_compiler=_backward_scaled)
+
+
+def wrong_gradients(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *first-order gradients*. An AOTAutograd backend whose forward is right and
+    whose backward graph's results are all 10% too large (a backward kernel bug)."""
+    return _aot_with_wrong_gradients(gm, example_inputs)
+
+
+def computes_in_bfloat16(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *output values, by precision*. Float32 inputs are rounded to bfloat16 for the
+    computation and results cast back (a "fast math" mode left on): dtypes and shapes are
+    right, values off by about 1%."""
+
+    def lower(value: Any) -> Any:
+        return value.to(torch.bfloat16) if isinstance(value, torch.Tensor) and value.dtype == torch.float32 else value
+
+    def run(*args: Any) -> Any:
+        outputs = gm(*[lower(arg) for arg in args])
+        return _map_tensors(lambda t: t.float() if t.dtype == torch.bfloat16 else t, outputs)
+
+    return run

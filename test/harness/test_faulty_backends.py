@@ -1,58 +1,85 @@
-"""The suite's self-test: each faulty backend breaks one clause of the contract, and the
-scenario families about that clause must fail on it, while passing on a correct backend.
+"""The suite's self-test: each faulty backend breaks one clause of the backend contract,
+and the scenarios about that clause must fail on it, while passing on correct backends.
 
 The faulty backends are first checked in-process (they really break what they claim, and
-nothing else). Then the families run in subprocesses, because the backend axis of a family
-is fixed when its module is imported, from DYNAMO_SUITE_BACKENDS.
+nothing else, where that is checkable in a few lines). Then one ``run_tests.py`` run puts
+every fault against the scenarios that must catch it, and the same families against the
+correct backends, and reads the outcomes from its results.json.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
+import tempfile
 import unittest
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from harness.backends import probe_backend, resolve_backend, resolve_backends
+from harness.backends import probe_backend, resolve_backend
 from harness.compare import assert_close
+from test.harness.cli import read_results, run_cli
 from test.harness.faulty_backends import drops_input_mutations, wrong_values
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+FAULTY_MODULE = "test.harness.faulty_backends"
+CONTRACT = "test_backend_contract"
 
 
 @dataclass(frozen=True)
 class Fault:
-    spec: str  # the faulty backend
-    control: str  # a correct backend of the same kind, on which the families must pass
-    families: tuple[tuple[str, str], ...]  # (module, family) that must catch the fault
+    name: str  # an attribute of test/harness/faulty_backends.py
+    clause: str  # of the backend contract, as README.md's table names it
+    catches: tuple[str, ...]  # globs over "<module>.<Family>.<test>": each matching test must fail
+    controls: tuple[str, ...] = ("eager", "aot_eager")  # the same tests must pass on these
+    leak_is_the_fault: bool = False  # a "leaked global state" failure counts as caught
 
 
 FAULTS = (
-    Fault(
-        spec="test.harness.faulty_backends:wrong_values",
-        control="eager",
-        families=(
-            ("test.dynamo.test_python_autograd", "PythonAutogradTests"),
-            ("test.dynamo.test_aot_autograd", "LSTMTests"),
-        ),
-    ),
-    Fault(
-        spec="test.harness.faulty_backends:drops_input_mutations",
-        control="aot_eager",
-        families=(
-            ("test.harness.mutation_probe", "InputMutationProbe"),
-            ("test.dynamo.test_aot_autograd", "InputMutationTests"),
-        ),
-    ),
+    Fault("wrong_values", "output values", (
+        "test_python_autograd.PythonAutogradTests.*", "test_aot_autograd.LSTMTests.*",
+        f"{CONTRACT}.OutputContractTests.*", f"{CONTRACT}.CallIndependenceTests.*",
+        f"{CONTRACT}.ChangingInputsTests.*"), controls=("eager",)),
+    Fault("computes_in_bfloat16", "output values (precision)", (
+        f"{CONTRACT}.OutputContractTests.test_layouts_[0-4]_*", f"{CONTRACT}.GradientContractTests.test_first_order_*")),
+    Fault("upcasts_outputs", "output dtype", (f"{CONTRACT}.OutputContractTests.*",)),
+    Fault("copies_outputs", "output strides and aliasing", (
+        f"{CONTRACT}.OutputContractTests.test_outputs_that_are_views_of_inputs",
+        f"{CONTRACT}.OutputContractTests.test_outputs_that_alias_each_other",
+        f"{CONTRACT}.OutputContractTests.test_layouts_1_transposed",
+        f"{CONTRACT}.OutputContractTests.test_channels_last")),
+    Fault("detaches_outputs", "output requires_grad and grad_fn", (
+        f"{CONTRACT}.GradientContractTests.*", f"{CONTRACT}.OutputContractTests.test_requires_grad_and_grad_fn")),
+    Fault("assumes_contiguous", "values for non-contiguous inputs", (
+        f"{CONTRACT}.OutputContractTests.test_layouts_[124]_*", f"{CONTRACT}.OutputContractTests.test_channels_last",
+        f"{CONTRACT}.GradientContractTests.test_first_order_0_matmul_transposed",
+        f"{CONTRACT}.ChangingInputsTests.test_strides")),
+    Fault("drops_input_mutations", "input mutations happen", (
+        "test_aot_autograd.InputMutationTests.*",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_through_views",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_of_duplicated_argument",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_of_overlapping_views",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*"), controls=("aot_eager",)),
+    Fault("runs_graph_twice", "input mutations happen once", (
+        f"{CONTRACT}.SideEffectContractTests.test_data_mutation_applied_once_per_call",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_of_*",
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*")),
+    Fault("wrong_gradients", "first-order gradients", (f"{CONTRACT}.GradientContractTests.*",)),
+    Fault("consumes_rng", "the RNG stream",
+          (f"{CONTRACT}.GlobalStateContractTests.test_deterministic_code_leaves_the_rng_stream_alone",)),
+    Fault("leaves_grad_disabled", "global state after the call",
+          (f"{CONTRACT}.GlobalStateContractTests.*",), leak_is_the_fault=True),
+    Fault("reuses_output_buffers", "independence across calls",
+          (f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",)),
+    Fault("caches_by_graph_code", "changing inputs (recompiles)",
+          (f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile",)),
 )
 
-# Per subprocess; a family's whole run under two backends, torch import included.
-SUBPROCESS_TIMEOUT_S = 600
+_CAUGHT = ("FAIL", "ERROR")
+_EXPECTED = ("PASS", "XFAIL", "SKIP")
+
+
+def _id_glob(scenario_glob: str, backend: str) -> str:
+    module, family, test = scenario_glob.split(".", 2)
+    return f"test.dynamo.{module}.{family}_{backend}.{test}"
 
 
 def _bump(x):
@@ -139,162 +166,65 @@ class DropsInputMutationsTests(unittest.TestCase):
         self.assertTrue(profile.uses_aot_autograd)
 
 
-# -- running the families under the faulty backends --------------------------------------
-
-_SEPARATOR = re.compile(r"^(?:={70}|-{70})$", re.M)
-_TEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)", re.M)
-# The outcome closes the line of its test (or of the docstring line printed after it);
-# warnings printed meanwhile may push it onto a later line.
-_OUTCOME = re.compile(r"(?:^|\.\.\. )(ok|FAIL|ERROR|expected failure|unexpected success|skipped)\b", re.M)
-_REPORT = re.compile(
-    r"^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)[^\n]*\n(?:(?!-{70}$)[^\n]*\n)?-{70}\n(.*?)(?=^(?:={70}|-{70})$)",
-    re.M | re.S,
-)
-
-# Reports of failures that prove nothing about the fault.
-_UNRELATED_FAILURES = ("received no graph", "leaked global state")
-_PASSING = ("ok", "skipped", "expected failure")
-# Data in the expectations file may skip or xfail a scenario on every backend.
-_EXEMPT = ("skipped", "expected failure")
-
-
-def _test_id(method: str, where: str) -> str:
-    # Python 3.11 prints module.Class.method in parentheses, older releases module.Class.
-    return where if where.endswith(f".{method}") else f"{where}.{method}"
-
-
-def parse_outcomes(output: str) -> dict[str, str]:
-    """``unittest -v`` progress lines -> {test id: outcome}."""
-    progress = _SEPARATOR.split(output, 1)[0]
-    starts = list(_TEST_LINE.finditer(progress))
-    outcomes = {}
-    for start, following in zip(starts, starts[1:] + [None]):
-        segment = progress[start.end(): following.start() if following else len(progress)]
-        outcome = _OUTCOME.search(segment)
-        outcomes[_test_id(start.group(1), start.group(2))] = outcome.group(1) if outcome else "no outcome"
-    return outcomes
-
-
-def parse_reports(output: str) -> dict[str, str]:
-    """The FAIL / ERROR reports after the progress lines -> {test id: traceback}."""
-    return {_test_id(m.group(1), m.group(2)): m.group(3) for m in _REPORT.finditer(output + "\n" + "-" * 70)}
-
-
-@dataclass
-class _Run:
-    fault: Fault
-    faulty_name: str
-    control_name: str
-    command: list[str]
-    returncode: int = 0
-    output: str = ""
-
-
 class FaultsAreCaughtTests(unittest.TestCase):
-    """Each Fault's families, run under the faulty backend and its control in one process."""
-
-    runs: list[_Run] = []
+    """One run_tests.py run: every fault against its scenarios, and the controls."""
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.runs = []
-        processes = []
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        backends = [f"{FAULTY_MODULE}:{fault.name}" for fault in FAULTS] + ["eager", "aot_eager"]
+        patterns = sorted({_id_glob(scenario, backend) for fault in FAULTS for scenario in fault.catches
+                           for backend in (fault.name, *fault.controls)})
+        cls.completed = run_cli("--backend", ",".join(backends), *(arg for p in patterns for arg in ("-k", p)),
+                                "--timeout", "300", "--report-dir", directory.name)
+        cls.results = read_results(directory.name)["tests"] if cls.completed.returncode in (0, 1) else []
+
+    def describe(self) -> str:
+        return f"\n{self.completed.stdout[-4000:]}\n{self.completed.stderr[-2000:]}"
+
+    def matching(self, fault: Fault, scenario_glob: str, backend: str) -> list[dict]:
+        import fnmatch
+
+        pattern = _id_glob(scenario_glob, backend)
+        return [test for test in self.results if fnmatch.fnmatchcase(test["id"], pattern)]
+
+    def test_run_reports_unexpected_results(self):
+        self.assertEqual(self.completed.returncode, 1, self.describe())
+
+    def test_every_listed_scenario_fails_under_its_fault(self):
         for fault in FAULTS:
-            faulty, control = resolve_backends(f"{fault.spec},{fault.control}")
-            modules = list(dict.fromkeys(module for module, _ in fault.families))
-            selectors = [arg for _, family in fault.families for arg in ("-k", family)]
-            command = [sys.executable, "-m", "unittest", "-v", *selectors, *modules]
-            env = dict(os.environ, PYTHONWARNINGS="ignore")
-            env["DYNAMO_SUITE_BACKENDS"] = f"{fault.spec},{fault.control}"
-            run = _Run(fault, faulty.name, control.name, command)
-            # The runs are independent; overlapping them halves the wall time.
-            process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, text=True,
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            processes.append((run, process))
-        for run, process in processes:
-            try:
-                run.output, _ = process.communicate(timeout=SUBPROCESS_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                run.output, _ = process.communicate()
-                run.output += f"\n[killed after {SUBPROCESS_TIMEOUT_S} s]"
-            run.returncode = process.returncode
-            cls.runs.append(run)
+            for scenario in fault.catches:
+                with self.subTest(fault=fault.name, scenario=scenario):
+                    tests = self.matching(fault, scenario, fault.name)
+                    self.assertTrue(tests, f"no test matches {scenario}" + self.describe())
+                    not_caught = {t["id"]: t["outcome"] for t in tests if t["outcome"] not in _CAUGHT + ("XFAIL",)}
+                    self.assertEqual(not_caught, {}, f"{fault.name} ({fault.clause}) went unnoticed")
+                    self.assertTrue(any(t["outcome"] in _CAUGHT for t in tests), "all exempted by expectations")
+                    for test in tests:
+                        self.assertNotIn("received no graph", test["reason"], test["id"])
+                        if not fault.leak_is_the_fault:
+                            self.assertNotIn("leaked global state", test["reason"], test["id"])
 
-    def describe(self, run: _Run) -> str:
-        return f"\n$ DYNAMO_SUITE_BACKENDS={run.fault.spec},{run.fault.control} {' '.join(run.command)}\n" + run.output[-6000:]
+    def test_the_same_scenarios_pass_on_the_controls(self):
+        for fault in FAULTS:
+            for control in fault.controls:
+                for scenario in fault.catches:
+                    with self.subTest(control=control, scenario=scenario):
+                        tests = self.matching(fault, scenario, control)
+                        self.assertTrue(tests, f"no test matches {scenario} on {control}" + self.describe())
+                        failed = {t["id"]: t["reason"] for t in tests if t["outcome"] not in _EXPECTED}
+                        self.assertEqual(failed, {})
 
-    def test_runs_fail(self):
-        for run in self.runs:
-            with self.subTest(fault=run.faulty_name):
-                self.assertNotEqual(run.returncode, 0, self.describe(run))
+    def test_every_contract_family_has_a_fault(self):
+        import test.dynamo.test_backend_contract as contract
 
-    def test_every_scenario_fails_under_its_fault(self):
-        for run in self.runs:
-            outcomes, reports = parse_outcomes(run.output), parse_reports(run.output)
-            for module, family in run.fault.families:
-                with self.subTest(fault=run.faulty_name, family=f"{module}.{family}"):
-                    prefix = f"{module}.{family}_{run.faulty_name}."
-                    ran = {test: outcome for test, outcome in outcomes.items() if test.startswith(prefix)}
-                    self.assertTrue(ran, f"no test of {prefix}* ran" + self.describe(run))
-                    not_caught = {test: o for test, o in ran.items() if o != "FAIL" and o not in _EXEMPT}
-                    self.assertEqual(not_caught, {}, "scenarios that did not fail on the fault" + self.describe(run))
-                    self.assertIn("FAIL", ran.values(), "every scenario was exempted by expectations")
-                    for test, outcome in ran.items():
-                        if outcome == "FAIL":
-                            report = reports.get(test, "")
-                            self.assertTrue(report, f"no failure report for {test}" + self.describe(run))
-                            for unrelated in _UNRELATED_FAILURES:
-                                self.assertNotIn(unrelated, report, f"{test} failed for another reason:\n{report}")
-
-    def test_every_scenario_passes_on_the_control(self):
-        for run in self.runs:
-            outcomes = parse_outcomes(run.output)
-            for module, family in run.fault.families:
-                with self.subTest(control=run.control_name, family=f"{module}.{family}"):
-                    prefix = f"{module}.{family}_{run.control_name}."
-                    ran = {test: outcome for test, outcome in outcomes.items() if test.startswith(prefix)}
-                    self.assertTrue(ran, f"no test of {prefix}* ran" + self.describe(run))
-                    failed = {test: o for test, o in ran.items() if o not in _PASSING}
-                    self.assertEqual(failed, {}, self.describe(run))
-
-
-class ParseOutputTests(unittest.TestCase):
-    """The parsing above must keep reading unittest's output correctly, or the self-test
-    would pass vacuously."""
-
-    OUTPUT = (
-        "test_a (pkg.mod.Fam_x.test_a) ... ok\n"
-        "test_b (pkg.mod.Fam_x.test_b)\nFirst docstring line ... FAIL\n"
-        "test_c (pkg.mod.Fam_x.test_c) ... /some/file.py:3: UserWarning: careful\n  warn()\nERROR\n"
-        "test_d (pkg.mod.Fam_x) ... skipped 'known'\n"
-        "test_e (pkg.mod.Fam_x.test_e) ... expected failure\n"
-        "\n" + "=" * 70 + "\n"
-        "FAIL: test_b (pkg.mod.Fam_x.test_b)\nFirst docstring line\n" + "-" * 70 + "\n"
-        "Traceback (most recent call last):\nAssertionError: output: values differ from eager\n\n"
-        + "=" * 70 + "\n"
-        "ERROR: test_c (pkg.mod.Fam_x.test_c)\n" + "-" * 70 + "\n"
-        "Traceback (most recent call last):\nRuntimeError: boom\n\n"
-        + "-" * 70 + "\nRan 5 tests in 0.1s\n\nFAILED (failures=1, errors=1, skipped=1, expected failures=1)\n"
-    )
-
-    def test_outcomes(self):
-        self.assertEqual(
-            parse_outcomes(self.OUTPUT),
-            {
-                "pkg.mod.Fam_x.test_a": "ok",
-                "pkg.mod.Fam_x.test_b": "FAIL",
-                "pkg.mod.Fam_x.test_c": "ERROR",
-                "pkg.mod.Fam_x.test_d": "skipped",
-                "pkg.mod.Fam_x.test_e": "expected failure",
-            },
-        )
-
-    def test_reports(self):
-        reports = parse_reports(self.OUTPUT)
-        self.assertEqual(sorted(reports), ["pkg.mod.Fam_x.test_b", "pkg.mod.Fam_x.test_c"])
-        self.assertIn("values differ from eager", reports["pkg.mod.Fam_x.test_b"])
-        self.assertIn("RuntimeError: boom", reports["pkg.mod.Fam_x.test_c"])
+        families = {name for name, value in vars(contract).items()
+                    if isinstance(value, type) and issubclass(value, contract.ContractCase)
+                    and value is not contract.ContractCase and getattr(value, "family", None) is None}
+        covered = {scenario.split(".")[1] for fault in FAULTS for scenario in fault.catches
+                   if scenario.startswith(CONTRACT)}
+        self.assertEqual(families - covered, set())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,387 @@
+"""The backend contract, clause by clause: ``torch.compile(f, backend=B)(*args)`` must be
+indistinguishable from ``f(*args)`` in everything a user can observe.
+
+Each family makes one clause observable; inputs are chosen to expose the usual ways a
+backend goes wrong (kernels that assume dense row-major inputs, output buffers reused
+between calls, caches keyed too loosely, runtime wrappers that touch global state).
+``test/harness/test_faulty_backends.py`` proves each family fails on a backend that breaks
+its clause; the table in README.md lists which.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+from parameterized import parameterized
+
+from harness import BackendTestCase, for_each_backend
+from harness.compare import (
+    assert_close,
+    assert_same_aliasing,
+    assert_same_autograd_metadata,
+    assert_same_strides,
+    weighted_loss,
+)
+
+
+def _leaves(values: Any) -> list[torch.Tensor]:
+    return [value for value in values if isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf]
+
+
+class ContractCase(BackendTestCase):
+    """``check``: run ``fn`` eagerly and compiled on identical fresh inputs and compare
+    everything observable."""
+
+    def fresh(self, make_args: Callable[[], tuple], seed: int) -> tuple:
+        torch.manual_seed(seed)
+        return tuple(make_args())
+
+    def check(self, fn: Callable, make_args: Callable[[], tuple], *, calls: int = 1, strides: bool = True,
+              grads: bool = True, compiled: Callable | None = None, **compile_kwargs: Any) -> Callable:
+        """``make_args`` builds the inputs (twice per call, identically seeded: cloning would
+        lose the aliasing between arguments that some scenarios are about)."""
+        compiled = compiled or self.compile(fn, **compile_kwargs)
+        for call in range(calls):
+            eager_args, compiled_args = self.fresh(make_args, 100 + call), self.fresh(make_args, 100 + call)
+            expected = fn(*eager_args)
+            actual = compiled(*compiled_args)
+            self.compare_call(eager_args, expected, compiled_args, actual, strides=strides, grads=grads)
+        return compiled
+
+    def compare_call(self, eager_args, expected, compiled_args, actual, *, strides=True, grads=True) -> None:
+        assert_close(self, expected, actual)
+        assert_same_autograd_metadata(self, expected, actual)
+        if strides:
+            assert_same_strides(self, expected, actual)
+        assert_same_aliasing(self, eager_args, expected, compiled_args, actual)
+        assert_close(self, list(eager_args), list(compiled_args), what="inputs after the call")
+        assert_same_strides(self, list(eager_args), list(compiled_args), what="input after the call")
+        if grads:
+            self.compare_gradients(eager_args, expected, compiled_args, actual)
+
+    def compare_gradients(self, eager_args, expected, compiled_args, actual) -> None:
+        expected_loss, actual_loss = weighted_loss(expected), weighted_loss(actual)
+        self.assertEqual(expected_loss is None, actual_loss is None, "which outputs require grad differs from eager")
+        if expected_loss is None:
+            return
+        expected_loss.backward()
+        actual_loss.backward()
+        for index, (want, got) in enumerate(zip(_leaves(eager_args), _leaves(compiled_args))):
+            self.assertEqual(want.grad is None, got.grad is None, f"grad of input {index}: presence differs from eager")
+            if want.grad is not None:
+                assert_close(self, want.grad, got.grad, what=f"grad of input {index}", scale=10)
+
+
+# Inputs laid out the ways real callers hand them over.
+LAYOUTS = [
+    ("contiguous", lambda: torch.randn(4, 6)),
+    ("transposed", lambda: torch.randn(6, 4).t()),
+    ("strided_slice", lambda: torch.randn(4, 12)[:, ::2]),
+    ("offset_view", lambda: torch.randn(5, 6)[1:]),
+    ("expanded", lambda: torch.randn(1, 6).expand(4, 6)),
+    ("zero_size", lambda: torch.randn(0, 6)),
+]
+
+
+def _pointwise_and_reduce(x, w):
+    y = torch.sin(x) * w + 1.5
+    return y, y.sum(dim=0), (x @ w.t()).relu()
+
+
+@for_each_backend
+class OutputContractTests(ContractCase):
+    """Outputs: values, dtype, shape, strides, requires_grad and grad_fn, aliasing."""
+
+    @parameterized.expand(LAYOUTS)
+    def test_layouts(self, _name, make_x):
+        def make():
+            x = make_x()
+            return x, torch.randn(x.shape).requires_grad_()
+        self.check(_pointwise_and_reduce, make)
+
+    def test_channels_last(self):
+        def fn(x, w):
+            return (x * w).relu(), x.mean(dim=(2, 3))
+        self.check(fn, lambda: (torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last).requires_grad_(),
+                                torch.randn(1, 3, 1, 1)))
+
+    def test_zero_dim(self):
+        def fn(x, y):
+            return x * y, (x + 1).exp(), y.sum()
+        self.check(fn, lambda: (torch.tensor(1.5, requires_grad=True), torch.randn(3)))
+
+    def test_dtypes_and_promotion(self):
+        def fn(i, f, h):
+            return i + f, i * 2, f > 0, h.to(torch.float32) * f, (f.double() * 3).sum()
+        self.check(fn, lambda: (torch.randint(-5, 5, (4,)), torch.randn(4), torch.randn(4).half()))
+
+    def test_outputs_that_are_views_of_inputs(self):
+        def fn(x):
+            return x.t(), x[1], x.view(-1), x.unsqueeze(0)
+        self.check(fn, lambda: (torch.randn(3, 4),))
+
+    def test_outputs_that_alias_each_other(self):
+        def fn(x):
+            y = x.cos()
+            return y, y.view(-1), y[0]
+        self.check(fn, lambda: (torch.randn(3, 4, requires_grad=True),))
+
+    def test_requires_grad_and_grad_fn(self):
+        def fn(w, x):
+            return w * x, x * 2, w.detach() + 1, (w > 0), w.sum()
+        self.check(fn, lambda: (torch.randn(3, requires_grad=True), torch.randn(3)))
+
+    def test_input_returned_as_is(self):
+        def fn(x, y):
+            return x, y + 1
+        self.check(fn, lambda: (torch.randn(3, requires_grad=True), torch.randn(3)))
+
+
+def _make_base_and_views():
+    base = torch.randn(8)
+    return base[0:5], base[3:8]
+
+
+@for_each_backend
+class SideEffectContractTests(ContractCase):
+    """Mutations of inputs, data and metadata, visible exactly once after the call."""
+
+    def test_data_mutation_applied_once_per_call(self):
+        def fn(x):
+            x.add_(1)
+            return x * 2
+        compiled = self.compile(fn)
+        eager_x, compiled_x = torch.zeros(3), torch.zeros(3)
+        for _ in range(3):
+            assert_close(self, fn(eager_x), compiled(compiled_x))
+            assert_close(self, eager_x, compiled_x, what="input after the call")
+
+    def test_mutation_through_views(self):
+        def fn(x):
+            x[1:].mul_(2)
+            x.t()[0].add_(1)
+            return x.sum()
+        self.check(fn, lambda: (torch.randn(3, 4),), grads=False)
+
+    def test_metadata_mutations(self):
+        def fn(x, y):
+            x.t_()
+            y.unsqueeze_(0)
+            return x + 1, y * 2
+        self.check(fn, lambda: (torch.randn(3, 4), torch.randn(5)), grads=False)
+
+    def test_mutation_of_non_contiguous_input(self):
+        def fn(x):
+            x.mul_(3)
+            return x.clone()
+        self.check(fn, lambda: (torch.randn(6, 4).t(),), grads=False)
+
+    def test_mutation_of_duplicated_argument(self):
+        def fn(a, b):
+            a.add_(1)
+            b.mul_(2)
+            return a + b
+        x = torch.randn(4)
+        compiled = self.compile(fn)
+        eager_x, compiled_x = x.clone(), x.clone()
+        assert_close(self, fn(eager_x, eager_x), compiled(compiled_x, compiled_x))
+        assert_close(self, eager_x, compiled_x, what="input after the call")
+
+    def test_mutation_of_overlapping_views(self):
+        def fn(a, b):
+            a.add_(1)
+            b.mul_(2)
+            return a.sum() + b.sum()
+        self.check(fn, _make_base_and_views, grads=False)
+
+    @parameterized.expand([("no_grad", torch.no_grad), ("inference_mode", torch.inference_mode)])
+    def test_mutation_under_grad_free_mode(self, _name, mode):
+        def fn(x, w):
+            x.add_(w)
+            return x * w
+        compiled = self.compile(fn)
+        with mode():
+            eager_args = (torch.zeros(3), torch.ones(3))
+            compiled_args = (torch.zeros(3), torch.ones(3))
+            assert_close(self, fn(*eager_args), compiled(*compiled_args))
+        assert_close(self, list(eager_args), list(compiled_args), what="inputs after the call")
+
+    def test_mutation_of_non_leaf_requiring_grad(self):
+        def fn(x):
+            x.mul_(2)
+            return x.sin()
+
+        def make():
+            w = torch.randn(4, requires_grad=True)
+            return w, w * 1
+
+        for_eager, for_compiled = self.fresh(make, 1), self.fresh(make, 1)
+        compiled = self.compile(fn)
+        expected, actual = fn(for_eager[1]), compiled(for_compiled[1])
+        self.compare_call(for_eager, expected, for_compiled, actual, strides=True, grads=True)
+
+    def test_zero_size_and_scalar_inputs_mutated(self):
+        def fn(empty, scalar):
+            empty.add_(1)
+            scalar.mul_(3)
+            return scalar + 1
+        self.check(fn, lambda: (torch.randn(0, 3), torch.tensor(2.0)), grads=False)
+
+
+@for_each_backend
+class GradientContractTests(ContractCase):
+    """First-order gradients, through layouts and ops where backward kernels go wrong."""
+
+    @parameterized.expand([
+        ("matmul_transposed", lambda x, w: x @ w.t(), lambda: (torch.randn(5, 3).t(), torch.randn(4, 5))),
+        ("softmax", lambda x, w: (x * w).softmax(dim=-1), lambda: (torch.randn(4, 6), torch.randn(6))),
+        ("layer_norm", lambda x, w: F.layer_norm(x, (6,), weight=w), lambda: (torch.randn(4, 6), torch.randn(6))),
+        ("conv_channels_last", lambda x, w: F.conv2d(x, w, padding=1).relu(),
+         lambda: (torch.randn(2, 3, 6, 6).to(memory_format=torch.channels_last), torch.randn(4, 3, 3, 3))),
+        ("gather_and_where", lambda x, w: torch.where(x > 0, x, w).gather(1, torch.tensor([[2, 0], [1, 1], [0, 2]])),
+         lambda: (torch.randn(3, 3), torch.randn(3, 3))),
+        ("broadcast_reduce", lambda x, w: (x.unsqueeze(1) * w).sum(0), lambda: (torch.randn(4, 5), torch.randn(3, 5))),
+        ("cumsum_slice", lambda x, w: x.cumsum(0)[1:] * w[:-1], lambda: (torch.randn(6, 2)[::2], torch.randn(3, 2))),
+        ("expanded_input", lambda x, w: (x * w).tanh(), lambda: (torch.randn(1, 4).expand(3, 4), torch.randn(3, 4))),
+    ])
+    def test_first_order(self, _name, fn, make_inputs):
+        def make():
+            x, w = make_inputs()
+            return x.detach().requires_grad_() if x.is_leaf else x.requires_grad_(), w.requires_grad_()
+
+        self.check(fn, make, calls=2)
+
+    def test_gradient_of_input_used_twice(self):
+        def fn(x):
+            return x * x.flip(0) + x.sin()
+        self.check(fn, lambda: (torch.randn(5, requires_grad=True),))
+
+
+def _uses_global_state(x):
+    out = x * 2
+    if torch.is_grad_enabled():
+        out = out + 1
+    return out, torch.ones(2)
+
+
+@for_each_backend
+class GlobalStateContractTests(ContractCase):
+    """Grad mode, default dtype and the RNG stream are as eager leaves them (the base class
+    also fails any test after which global state changed)."""
+
+    def test_grad_mode_read_and_kept(self):
+        compiled = self.compile(_uses_global_state)
+        for mode in (True, False, True):
+            with torch.set_grad_enabled(mode):
+                assert_close(self, _uses_global_state(torch.ones(3)), compiled(torch.ones(3)))
+                self.assertEqual(torch.is_grad_enabled(), mode, "grad mode changed by the call")
+
+    def test_default_dtype_read_and_kept(self):
+        compiled = self.compile(_uses_global_state)
+        previous = torch.get_default_dtype()
+        try:
+            for dtype in (torch.float64, torch.float32):
+                torch.set_default_dtype(dtype)
+                assert_close(self, _uses_global_state(torch.ones(3)), compiled(torch.ones(3)))
+                self.assertEqual(torch.get_default_dtype(), dtype, "default dtype changed by the call")
+        finally:
+            torch.set_default_dtype(previous)
+
+    def test_deterministic_code_leaves_the_rng_stream_alone(self):
+        compiled = self.compile(lambda x: x.sin() * 2)
+        torch.manual_seed(7)
+        compiled(torch.randn(4))
+        after_compiled = torch.rand(4)
+        torch.manual_seed(7)
+        torch.randn(4)
+        self.assertTrue(torch.equal(after_compiled, torch.rand(4)), "the call consumed random numbers")
+
+    def test_random_code_is_reproducible_under_a_seed(self):
+        compiled = self.compile(lambda x: x + torch.rand_like(x))
+        compiled(torch.zeros(5))  # compile first: compiling may itself draw a seed
+        results = []
+        for _ in range(2):
+            torch.manual_seed(3)
+            results.append((compiled(torch.zeros(5)), torch.rand(3)))
+        assert_close(self, results[0], results[1], what="two seeded runs")
+        self.assertFalse(torch.equal(results[0][0], compiled(torch.zeros(5))), "random values repeat without reseeding")
+
+
+@for_each_backend
+class CallIndependenceTests(ContractCase):
+    """A result returned earlier is not changed by a later call, and vice versa."""
+
+    def test_earlier_outputs_survive_later_calls(self):
+        def fn(x):
+            return x.sin() + 1, x.sum()
+        compiled = self.compile(fn)
+        inputs = [torch.randn(3, 4) for _ in range(3)]
+        outputs = [compiled(x) for x in inputs]
+        for x, out in zip(inputs, outputs):
+            assert_close(self, fn(x), out, what="an earlier call's output")
+
+    def test_writing_to_an_output_does_not_leak_into_the_next_call(self):
+        compiled = self.compile(lambda x: x * 2)
+        first = compiled(torch.ones(4))
+        first.add_(100)
+        assert_close(self, torch.full((4,), 2.0), compiled(torch.ones(4)), what="the second call's output")
+
+    def test_output_does_not_follow_later_writes_to_the_input(self):
+        compiled = self.compile(lambda x: x + 0)
+        x = torch.ones(4)
+        out = compiled(x)
+        x.add_(5)
+        assert_close(self, torch.ones(4), out, what="output after the input was changed")
+
+
+@for_each_backend
+class ChangingInputsTests(ContractCase):
+    """Different shapes, strides, dtypes and Python numbers between calls: right results,
+    and recompiles when the captured graph no longer fits."""
+
+    def assert_each_call_right(self, fn, inputs, **compile_kwargs):
+        compiled = self.compile(fn, **compile_kwargs)
+        for args in inputs:
+            assert_close(self, fn(*args), compiled(*args), what=f"output for {[getattr(a, 'shape', a) for a in args]}")
+        return compiled
+
+    @parameterized.expand([("static", False), ("dynamic", True)])
+    def test_shapes(self, _name, dynamic):
+        inputs = [(torch.randn(3, 4),), (torch.randn(5, 2),), (torch.randn(7, 4),), (torch.randn(0, 4),)]
+        self.assert_each_call_right(lambda x: (x.cos() * x.shape[0]).sum(1), inputs, dynamic=dynamic)
+
+    def test_strides(self):
+        inputs = [(torch.randn(4, 6),), (torch.randn(6, 4).t(),), (torch.randn(4, 12)[:, ::2],)]
+        def fn(x):
+            return x.exp() * 2 + x.sum(0)
+        compiled = self.assert_each_call_right(fn, inputs)
+        for args in inputs:
+            assert_same_strides(self, fn(*args), compiled(*args))
+
+    def test_dtypes_recompile(self):
+        inputs = [(torch.randn(4),), (torch.randn(4, dtype=torch.float64),), (torch.randint(0, 9, (4,)),)]
+        self.assert_each_call_right(lambda x: x * 3 + 1, inputs)
+        self.assertEqual(self.counter.frame_count, 3, "a dtype change must recompile")
+
+    def test_python_numbers(self):
+        def fn(x, n, scale):
+            return x.repeat(n, 1) * scale
+        inputs = [(torch.randn(2, 3), 1, 0.5), (torch.randn(2, 3), 3, 2.0), (torch.randn(2, 3), 2, -1.0)]
+        self.assert_each_call_right(fn, inputs)
+
+    def test_requires_grad_changes(self):
+        def fn(x):
+            return x.sin()
+        compiled = self.compile(fn)
+        for requires_grad in (False, True, False):
+            eager_x = torch.randn(4, requires_grad=requires_grad)
+            compiled_x = eager_x.detach().clone().requires_grad_(requires_grad)
+            self.compare_call((eager_x,), fn(eager_x), (compiled_x,), compiled(compiled_x))
+
+    def test_guards_still_recompile_on_a_new_constant_branch(self):
+        def fn(x, flag):
+            return x + 1 if flag else x - 1
+        self.assert_each_call_right(fn, [(torch.ones(2), True), (torch.ones(2), False)])
+        self.assertEqual(self.counter.frame_count, 2)
