@@ -179,6 +179,8 @@ def assert_same_autograd_metadata(testcase, expected: Any, actual: Any) -> None:
         testcase.assertEqual(want.grad_fn is None, got.grad_fn is None,
                              f"output[{index}]: grad_fn presence differs from eager")
         testcase.assertEqual(want.is_leaf, got.is_leaf, f"output[{index}]: is_leaf differs from eager")
+        testcase.assertEqual(want.is_inference(), got.is_inference(),
+                             f"output[{index}]: is_inference differs from eager")
 
 
 def weighted_loss(outputs: Any, seed: int = 1234) -> torch.Tensor | None:

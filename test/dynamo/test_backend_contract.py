@@ -117,6 +117,17 @@ class OutputContractTests(ContractCase):
             return i + f, i * 2, f > 0, h.to(torch.float32) * f, (f.double() * 3).sum()
         self.check(fn, lambda: (torch.randint(-5, 5, (4,)), torch.randn(4), torch.randn(4).half()))
 
+    def test_integers_stay_exact(self):
+        def fn(i, j):
+            return i * 3 + 7, i // 5, i % 7, i ^ j, (i >> 3) + j.abs(), i.sum()
+        big = 2 ** 40 + 1  # not representable in float32: computing in floats shows
+        self.check(fn, lambda: (torch.randint(-big, big, (6,)), torch.randint(-1000, 1000, (6,))))
+
+    def test_nan_and_inf_propagate(self):
+        def fn(x):
+            return x.relu(), x.clamp(-1, 1), x.max(), torch.maximum(x, torch.zeros(()))
+        self.check(fn, lambda: (torch.tensor([1.0, float("nan"), -float("inf"), float("inf"), -2.0]),))
+
     def test_outputs_that_are_views_of_inputs(self):
         def fn(x):
             return x.t(), x[1], x.view(-1), x.unsqueeze(0)
@@ -275,7 +286,8 @@ class GlobalStateContractTests(ContractCase):
         compiled = self.compile(_uses_global_state)
         for mode in (True, False, True):
             with torch.set_grad_enabled(mode):
-                assert_close(self, _uses_global_state(torch.ones(3)), compiled(torch.ones(3)))
+                x = torch.ones(3, requires_grad=True)
+                assert_close(self, _uses_global_state(x), compiled(x))
                 self.assertEqual(torch.is_grad_enabled(), mode, "grad mode changed by the call")
 
     def test_default_dtype_read_and_kept(self):
@@ -288,6 +300,16 @@ class GlobalStateContractTests(ContractCase):
                 self.assertEqual(torch.get_default_dtype(), dtype, "default dtype changed by the call")
         finally:
             torch.set_default_dtype(previous)
+
+    def test_autocast_region_read_and_kept(self):
+        def fn(a, b):
+            return a @ b, (a * 2).sum()
+        compiled = self.compile(fn)
+        args = (torch.randn(4, 4), torch.randn(4, 4))
+        for enabled in (True, False):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
+                assert_close(self, fn(*args), compiled(*args))
+                self.assertEqual(torch.is_autocast_enabled("cpu"), enabled, "autocast state changed by the call")
 
     def test_deterministic_code_leaves_the_rng_stream_alone(self):
         compiled = self.compile(lambda x: x.sin() * 2)

@@ -281,3 +281,55 @@ def computes_in_bfloat16(gm: torch.fx.GraphModule, example_inputs: list[Any]) ->
         return _map_tensors(lambda t: t.float() if t.dtype == torch.bfloat16 else t, outputs)
 
     return run
+
+
+_MEMO: dict[tuple, Any] = {}
+
+
+def memoizes_on_shapes(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *results follow the input values*. Results are cached by graph and input
+    shapes, as a cache keyed for shape-specialized kernels but storing outputs would."""
+
+    def run(*args: Any) -> Any:
+        key = (id(gm), *[tuple(arg.shape) if isinstance(arg, torch.Tensor) else arg for arg in args])
+        if key not in _MEMO:
+            _MEMO[key] = gm(*args)
+        return _MEMO[key]
+
+    return run
+
+
+def writes_results_into_inputs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *inputs are left alone*. A result with an input's shape and dtype is written
+    into that input and the input returned, as a memory planner that believes inputs are
+    dead after the call would do."""
+
+    def reusable(arg: Any, out: torch.Tensor) -> bool:
+        return (isinstance(arg, torch.Tensor) and not arg.requires_grad and arg.is_contiguous()
+                and (arg.shape, arg.dtype) == (out.shape, out.dtype)
+                and arg.untyped_storage().data_ptr() != out.untyped_storage().data_ptr())
+
+    def run(*args: Any) -> Any:
+        flat, spec = pytree.tree_flatten(gm(*args))
+        results = []
+        for out in flat:
+            target = None
+            if isinstance(out, torch.Tensor) and not out.requires_grad:
+                target = next((arg for arg in args if reusable(arg, out)), None)
+            if target is not None:
+                target.copy_(out)
+            results.append(out if target is None else target)
+        return pytree.tree_unflatten(results, spec)
+
+    return run
+
+
+def runs_with_grad_enabled(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the caller's grad mode applies*. The graph runs under enable_grad, so a call
+    made under no_grad returns outputs that require grad (a runtime forcing training mode)."""
+
+    def run(*args: Any) -> Any:
+        with torch.enable_grad():
+            return gm(*args)
+
+    return run
