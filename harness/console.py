@@ -63,8 +63,24 @@ def _clock(seconds: float) -> str:
     return f"{minutes}:{seconds:02d}"
 
 
+OP_SWEEP_PREFIX = "test_op_sweep."
+
+
+def op_sweep_lines(results: RunResults) -> list[str]:
+    """Per backend: ops tested, passed, expected failures, unexpected."""
+    lines = []
+    for backend in results.backends():
+        ops = [test for test in results.tests if test.backend == backend and test.scenario.startswith(OP_SWEEP_PREFIX)]
+        if ops:
+            count = lambda *outcomes: sum(test.outcome in outcomes for test in ops)  # noqa: E731
+            lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {backend}: {len(ops)} ops tested, "
+                         f"{count('PASS')} passed, {count('XFAIL')} expected failures, "
+                         f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped")
+    return lines
+
+
 def summary(results: RunResults, expectations: str | None = None) -> str:
-    lines = [_table(results), ""]
+    lines = [_table(results), *op_sweep_lines(results), ""]
     unexpected = results.unexpected
     if unexpected:
         lines.append(f"{len(unexpected)} unexpected result{'s' if len(unexpected) != 1 else ''}:")

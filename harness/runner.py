@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = ROOT / "test" / "dynamo"
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_REPORT_DIR = "reports"
+OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -69,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "ids look like test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm")
     choose.add_argument("--shard", metavar="I/N",
                         help="run the I-th of N disjoint parts of equal expected time (I from 1)")
+    choose.add_argument("--op-sweep", choices=("quick", "full", "none"),
+                        help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
+                             "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
+                             "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
@@ -241,6 +246,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "host": socket.gethostname(),
             "backends": [{"name": b.name, "spec": b.spec} for b in chosen],
             "patterns": args.patterns,
+            "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
             "shard": shard_text,
             "jobs": jobs,
             "timeout_s": args.timeout,
@@ -266,6 +272,8 @@ def _configure(args: argparse.Namespace):
     os.environ[expectations.EXPECTATIONS_ENV] = str(expectations_file)
     if args.backend is not None:
         os.environ[backends.BACKENDS_ENV] = args.backend
+    if args.op_sweep is not None:
+        os.environ[OP_SWEEP_ENV] = args.op_sweep
     try:
         chosen = backends.selected_backends()
     except backends.BackendSpecError as error:

@@ -333,3 +333,32 @@ def runs_with_grad_enabled(gm: torch.fx.GraphModule, example_inputs: list[Any]) 
             return gm(*args)
 
     return run
+
+
+# The aten reductions `perturbs_reductions` shifts; the quick tier's "reductions" ops are
+# exactly the ones whose forward graph holds one of them.
+PERTURBED_REDUCTIONS = {
+    "sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp",
+    "linalg_vector_norm", "norm",
+}
+
+
+def _perturb_reductions(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    for node in list(gm.graph.nodes):
+        packet = getattr(node.target, "_overloadpacket", None)
+        if node.op == "call_function" and packet is not None and packet.__name__ in PERTURBED_REDUCTIONS:
+            with gm.graph.inserting_after(node):
+                shifted = gm.graph.call_function(torch.ops.aten.add.Tensor, (node, 0.05))
+            node.replace_all_uses_with(shifted, delete_user_cb=lambda user: user is not shifted)
+    gm.recompile()
+    return make_boxed_func(gm.forward)
+
+
+_aot_perturbing_reductions = aot_autograd(fw_compiler=_perturb_reductions, bw_compiler=_backward_as_traced)
+
+
+def perturbs_reductions(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *one operator family*. An AOTAutograd backend whose forward adds 0.05 to the
+    result of every aten reduction in PERTURBED_REDUCTIONS (a bad reduction kernel); every
+    other operator is compiled correctly."""
+    return _aot_perturbing_reductions(gm, example_inputs)

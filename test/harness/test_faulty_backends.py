@@ -179,6 +179,24 @@ class DropsInputMutationsTests(unittest.TestCase):
         self.assertTrue(profile.uses_aot_autograd)
 
 
+class OperatorFamilyFaultTests(unittest.TestCase):
+    """A backend breaking one operator family is caught on exactly those operators."""
+
+    def test_perturbed_reductions_fail_exactly_the_reducing_ops(self):
+        from test.dynamo.test_op_sweep import QUICK_TIER
+
+        with tempfile.TemporaryDirectory() as report_dir:
+            completed = run_cli("--backend", f"{FAULTY_MODULE}:perturbs_reductions", "--op-sweep", "quick",
+                                "-k", "OpSweepTests", "--report-dir", report_dir)
+            tests = read_results(report_dir)["tests"]
+        self.assertEqual(completed.returncode, 1, completed.stdout[-3000:] + completed.stderr[-2000:])
+        failed = {test["scenario"].rsplit(".", 1)[1] for test in tests if test["outcome"] in ("FAIL", "ERROR")}
+        # einsum's samples sum over an index and cross_entropy averages its loss: they reduce too.
+        reducing = QUICK_TIER["reductions"] + ["einsum", "nn.functional.cross_entropy"]
+        self.assertEqual(failed, {"test_op_" + name.replace(".", "_") for name in reducing})
+        self.assertEqual(len(tests) - len(failed), sum(test["outcome"] == "PASS" for test in tests))
+
+
 class FaultsAreCaughtTests(unittest.TestCase):
     """One run_tests.py run: every fault against its scenarios, and the controls."""
 

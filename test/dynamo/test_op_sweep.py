@@ -1,0 +1,110 @@
+"""Every operator in PyTorch's OpInfo database, eager vs compiled by the backend under test
+(CPU, float32, the op's own sample inputs), with ``harness.opcheck.op_check``.
+
+Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
+* ``quick`` (default): the ops in QUICK_TIER, a spread over the op categories, first
+  QUICK_SAMPLES samples each -- part of the default run;
+* ``full``: every op in op_db, up to FULL_SAMPLES samples each -- for nightly runs;
+* ``none``: no sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import torch
+
+from harness import BackendTestCase, for_each_backend
+from harness.opcheck import op_check
+
+SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
+TIERS = ("quick", "full", "none")
+QUICK_SAMPLES = 2
+FULL_SAMPLES = 6
+
+# By category; "reductions" is also what test_faulty_backends perturbs.
+QUICK_TIER = {
+    "unary pointwise": ["sin", "exp", "log", "abs", "neg", "sigmoid", "tanh", "sqrt", "rsqrt", "erf",
+                        "nn.functional.relu", "nn.functional.gelu", "nn.functional.silu"],
+    "binary pointwise": ["add", "mul", "sub", "div", "pow", "maximum", "where", "clamp", "lerp", "atan2"],
+    "reductions": ["sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp", "norm", "linalg.vector_norm"],
+    "linear algebra": ["mm", "bmm", "matmul", "addmm", "einsum"],
+    "shape and views": ["reshape", "transpose", "permute", "expand", "squeeze", "unsqueeze", "cat", "stack",
+                        "split", "narrow", "flip", "roll", "repeat", "tril", "diagonal"],
+    "indexing": ["index_select", "gather", "scatter", "masked_fill", "take_along_dim", "index_put"],
+    "neural network": ["nn.functional.softmax", "nn.functional.log_softmax", "nn.functional.layer_norm",
+                       "nn.functional.conv2d", "nn.functional.linear", "nn.functional.embedding",
+                       "nn.functional.max_pool2d", "nn.functional.avg_pool2d", "nn.functional.cross_entropy"],
+    "sorting": ["sort", "topk", "cumsum"],
+}
+
+
+def tier() -> str:
+    value = os.environ.get(SWEEP_ENV, "quick")
+    if value not in TIERS:
+        raise ValueError(f"{SWEEP_ENV}={value!r}: expected one of {', '.join(TIERS)}")
+    return value
+
+
+def _op_db():
+    # Importing the database takes seconds (and needs NumPy); only when a sweep runs.
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return op_db
+
+
+def op_test_name(op) -> str:
+    name = op.name + (f"_{op.variant_test_name}" if op.variant_test_name else "")
+    return "test_op_" + re.sub(r"\W", "_", name)
+
+
+def selected_ops() -> list:
+    chosen = tier()
+    if chosen == "none":
+        return []
+    # Jiterator ops claim CPU dtypes but run only on CUDA/ROCm.
+    ops = [op for op in _op_db() if op.supports_dtype(torch.float32, "cpu") and not op.name.startswith("jiterator_")]
+    if chosen == "quick":
+        wanted = {name for names in QUICK_TIER.values() for name in names}
+        ops = [op for op in ops if op.name in wanted and not op.variant_test_name]
+    return ops
+
+
+def _make_test(op, samples: int):
+    def test(self):
+        self.check_op(op, samples)
+
+    test.__name__ = op_test_name(op)
+    test.__doc__ = f"OpInfo '{op.name}'" + (f" ({op.variant_test_name})" if op.variant_test_name else "")
+    return test
+
+
+class OpSweepTests(BackendTestCase):
+    """One test per OpInfo operator: every sample checked by op_check."""
+
+    def check_op(self, op, samples: int) -> None:
+        requires_grad = op.supports_autograd
+        checked = 0
+        for sample in op.sample_inputs("cpu", torch.float32, requires_grad=requires_grad):
+            if checked == samples:
+                break
+            args = (sample.input, *sample.args)
+            with self.subTest(sample=checked):
+                graphs = op_check(op.op, args, sample.kwargs, self.counter, testcase=self,
+                                  check_gradients="auto" if requires_grad else False,
+                                  check_data_specialization=True)
+                self.assertGreater(graphs, 0)
+            checked += 1
+        if checked == 0:
+            self.skipTest(f"OpInfo '{op.name}' has no float32 CPU samples")
+
+
+def _populate() -> None:
+    samples = FULL_SAMPLES if tier() == "full" else QUICK_SAMPLES
+    for op in selected_ops():
+        setattr(OpSweepTests, op_test_name(op), _make_test(op, samples))
+
+
+_populate()
+for_each_backend(OpSweepTests)
