@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import sys
 import time
@@ -256,6 +257,9 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         "--suite-watchdog", f"{options.watchdog:g}",
         *files,
     ]
+    # Each worker's inductor compiles with its share of the cores: N workers each starting a
+    # pool as wide as the machine would run N times more compilers than cores.
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
     collector = ResultCollector(tests, options, on_result)
     pytest_log = options.workdir / "pytest.log"
     with open(pytest_log, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):

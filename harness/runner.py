@@ -24,7 +24,8 @@ from typing import NoReturn, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DIR = ROOT / "test" / "dynamo"
-DEFAULT_TIMEOUT = 300.0
+# Generous: an inductor scenario compiled from a cold cache on 2 busy cores can take minutes.
+DEFAULT_TIMEOUT = 600.0
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
 
