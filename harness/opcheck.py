@@ -9,6 +9,7 @@ user of that backend would get.
 from __future__ import annotations
 
 import re
+import unittest
 from typing import Any, Callable
 
 import torch
@@ -113,7 +114,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
 
     def compare(label: str, want: Any, got: Any) -> None:
         try:
-            assert_close(testcase or _Asserter(), want, got, scale=tolerance_scale, what=label)
+            assert_close(testcase or unittest.TestCase(), want, got, scale=tolerance_scale, what=label)
         except AssertionError as error:
             raise OpCheckFailure(
                 f"{label} differ between eager and the compiled call: the operator would give wrong "
@@ -170,14 +171,3 @@ def _graphs(counter) -> int:
         raise NoGraphCaptured(f"Dynamo captured no graph for this call, so the backend was not exercised{why}")
     return counter.frame_count
 
-
-class _Asserter:
-    """assert_close's needs, for callers without a TestCase."""
-
-    def assertEqual(self, first, second, msg=None):  # noqa: N802 - unittest's name
-        if first != second:
-            raise AssertionError(f"{first!r} != {second!r}: {msg}")
-
-    def assertIsInstance(self, obj, cls, msg=None):  # noqa: N802
-        if not isinstance(obj, cls):
-            raise AssertionError(msg)

@@ -155,7 +155,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     return {
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
-        "reason": one_line(error) if error is not None else report.longreprtext.strip().splitlines()[-1:][0],
+        "reason": one_line(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
         "details": details,
     }
 

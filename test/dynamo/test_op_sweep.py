@@ -91,10 +91,10 @@ class OpSweepTests(BackendTestCase):
                 break
             args = (sample.input, *sample.args)
             with self.subTest(sample=checked):
-                graphs = op_check(op.op, args, sample.kwargs, self.counter, testcase=self,
-                                  check_gradients="auto" if requires_grad else False,
-                                  check_data_specialization=True)
-                self.assertGreater(graphs, 0)
+                # op_check raises when the backend received no graph for the sample.
+                op_check(op.op, args, sample.kwargs, self.counter, testcase=self,
+                         check_gradients="auto" if requires_grad else False,
+                         check_data_specialization=True)
             checked += 1
         if checked == 0:
             self.skipTest(f"OpInfo '{op.name}' has no float32 CPU samples")
