@@ -169,6 +169,19 @@ def aot_module_simplified() -> Callable:
     return importlib.import_module("torch._functorch.aot_autograd").aot_module_simplified
 
 
+def aot_export_module() -> Callable:
+    return importlib.import_module("torch._functorch.aot_autograd").aot_export_module
+
+
+def min_cut_partition() -> Callable:
+    # Looked up on each call (not imported once) so a test can stand in a patched one.
+    return importlib.import_module("torch._functorch.partitioners").min_cut_rematerialization_partition
+
+
+def default_partition() -> Callable:
+    return importlib.import_module("torch._functorch.partitioners").default_partition
+
+
 def setup_stacktrace_preservation_hooks() -> Callable:
     return importlib.import_module("torch._functorch.aot_autograd").setup_stacktrace_preservation_hooks
 

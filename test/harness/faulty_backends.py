@@ -362,3 +362,50 @@ def perturbs_reductions(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> 
     result of every aten reduction in PERTURBED_REDUCTIONS (a bad reduction kernel); every
     other operator is compiled correctly."""
     return _aot_perturbing_reductions(gm, example_inputs)
+
+
+def _first_inner_tensor(value: Any) -> Any:
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+
+    if isinstance(value, torch.Tensor) and is_traceable_wrapper_subclass(value):
+        inner_names, _context = value.__tensor_flatten__()
+        return getattr(value, inner_names[0])
+    return value
+
+
+def unwraps_subclasses(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *tensor subclasses survive compilation*. Each wrapper-subclass input is
+    replaced by its first inner tensor before the graph runs (a runtime that only knows
+    plain tensors): results come back plain, without autograd, and in-place updates reach
+    one inner tensor only."""
+    return lambda *args: gm(*[_first_inner_tensor(arg) for arg in args])
+
+
+def replays_random_draws(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *random ops draw fresh numbers*. Every call runs from the same generator
+    state, taken when the graph was compiled (a runtime seeding its kernels once): each call
+    repeats the first call's dropout mask."""
+    state = torch.get_rng_state()
+
+    def run(*args: Any) -> Any:
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(state)
+            return gm(*args)
+
+    return run
+
+
+def keeps_its_own_generator(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the global generator drives random ops*. The graph draws from a private
+    generator seeded at compile time and never from torch's global one: calls differ from
+    each other, but ``torch.manual_seed`` no longer reproduces them."""
+    state = [torch.Generator().manual_seed(int.from_bytes(os.urandom(4), "little")).get_state()]
+
+    def run(*args: Any) -> Any:
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(state[0])
+            result = gm(*args)
+            state[0] = torch.get_rng_state()
+        return result
+
+    return run

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import torch
 
 from harness.backends import probe_backend, resolve_backend
+from harness.case import BackendTestCase
 from harness.compare import assert_close
 from test.harness.cli import read_results, run_cli
 from test.harness.faulty_backends import drops_input_mutations, wrong_values
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
+TRANSFORMS = "test_tracing_transforms"
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,21 @@ FAULTS = (
         f"{CONTRACT}.SideEffectContractTests.test_mutation_through_views",
         f"{CONTRACT}.SideEffectContractTests.test_mutation_of_duplicated_argument",
         f"{CONTRACT}.SideEffectContractTests.test_mutation_of_overlapping_views",
-        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*"), controls=("aot_eager",)),
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_data_mutations_applied_once_per_call",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_mutation_through_views_of_the_input",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_mutation_under_no_grad_of_leaf_requiring_grad",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_mutation_inside_inference_mode",
+        f"{TRANSFORMS}.TensorSubclassTests.test_input_mutation"), controls=("aot_eager",)),
     Fault("runs_graph_twice", "input mutations happen once", (
         f"{CONTRACT}.SideEffectContractTests.test_data_mutation_applied_once_per_call",
         f"{CONTRACT}.SideEffectContractTests.test_mutation_of_*",
-        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*")),
-    Fault("wrong_gradients", "first-order gradients", (f"{CONTRACT}.GradientContractTests.*",)),
+        f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_*",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_data_mutations_applied_once_per_call",
+        f"{TRANSFORMS}.FunctionalizedMutationTests.test_mutation_of_input_requiring_grad_keeps_gradients")),
+    Fault("wrong_gradients", "first-order gradients", (
+        f"{CONTRACT}.GradientContractTests.*", f"{TRANSFORMS}.JointGraphGradientTests.*",
+        f"{TRANSFORMS}.RandomOpsTests.test_backward_uses_the_forward_mask")),
     Fault("consumes_rng", "the RNG stream",
           (f"{CONTRACT}.GlobalStateContractTests.test_deterministic_code_leaves_the_rng_stream_alone",)),
     Fault("leaves_grad_disabled", "global state after the call",
@@ -84,6 +95,11 @@ FAULTS = (
           (f"{CONTRACT}.GlobalStateContractTests.test_grad_mode_read_and_kept",)),
     Fault("caches_by_graph_code", "changing inputs (recompiles)",
           (f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile",)),
+    Fault("unwraps_subclasses", "tensor subclasses survive compilation", (f"{TRANSFORMS}.TensorSubclassTests.*",)),
+    Fault("replays_random_draws", "random ops draw fresh numbers",
+          (f"{TRANSFORMS}.RandomOpsTests.test_successive_calls_draw_fresh_numbers",)),
+    Fault("keeps_its_own_generator", "the global generator drives random ops",
+          (f"{TRANSFORMS}.RandomOpsTests.test_same_seed_same_draws",)),
 )
 
 _CAUGHT = ("FAIL", "ERROR")
@@ -248,6 +264,16 @@ class FaultsAreCaughtTests(unittest.TestCase):
                         self.assertTrue(tests, f"no test matches {scenario} on {control}" + self.describe())
                         failed = {t["id"]: t["reason"] for t in tests if t["outcome"] not in _EXPECTED}
                         self.assertEqual(failed, {})
+
+    def test_every_transform_family_has_a_fault(self):
+        import test.dynamo.test_tracing_transforms as transforms
+
+        families = {value.__name__ for value in vars(transforms).values()
+                    if isinstance(value, type) and issubclass(value, BackendTestCase)
+                    and value is not BackendTestCase and getattr(value, "family", None) is None}
+        covered = {scenario.split(".")[1] for fault in FAULTS for scenario in fault.catches
+                   if scenario.startswith(TRANSFORMS)}
+        self.assertEqual(families - covered, set())
 
     def test_every_contract_family_has_a_fault(self):
         import test.dynamo.test_backend_contract as contract
