@@ -129,6 +129,16 @@ _REASON_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def normalize_source_fn_name(name: str) -> str:
+    """The name in a node's ``source_fn_stack`` without Dynamo's module-attribute prefix.
+
+    torch 2.9 records the module attribute that was called (``l__self___fc``); later
+    versions inline nn modules and record the function (``linear``). Scenarios accept
+    either, so the prefix goes.
+    """
+    return re.sub(r"^[lL]__self___", "", name)
+
+
 def normalize_guard_reason(reason: str) -> str:
     for pattern, replacement in _REASON_REWRITES:
         reason = pattern.sub(replacement, reason)
@@ -220,16 +230,25 @@ def rnn_tracing_config():
     return torch._dynamo.config.patch(allow_rnn=True)
 
 
+def _config_if_present(config: Any, values: dict[str, Any]):
+    import contextlib
+
+    present = {key: value for key, value in values.items() if hasattr(config, key)}
+    return config.patch(**present) if present else contextlib.nullcontext()
+
+
 def dynamo_config_if_present(**values: Any):
     """Patch Dynamo config keys this torch has; keys it lacks are left out.
 
     For switches that newer releases added (``trace_autograd_ops``): on an older torch the
     scenario runs with that release's default behaviour.
     """
-    import contextlib
+    return _config_if_present(torch._dynamo.config, values)
 
-    present = {key: value for key, value in values.items() if hasattr(torch._dynamo.config, key)}
-    return torch._dynamo.config.patch(**present) if present else contextlib.nullcontext()
+
+def functorch_config_if_present(**values: Any):
+    """The same for AOTAutograd's config (``check_custom_op_aliasing`` is newer than 2.9)."""
+    return _config_if_present(importlib.import_module("torch._functorch.config"), values)
 
 
 def fresh_compilation(inner=None):

@@ -23,7 +23,9 @@ TIERS = ("quick", "full", "none")
 QUICK_SAMPLES = 2
 FULL_SAMPLES = 6
 
-# By category; "reductions" is also what test_faulty_backends perturbs.
+# By category; "reductions" is also what test_faulty_backends perturbs. Every op here passes
+# all of the full tier's samples on the default backends: the expectations do not tell the
+# tiers apart, so an op whose failing sample lies past the quick tier's two would XPASS here.
 QUICK_TIER = {
     "unary pointwise": ["sin", "exp", "log", "abs", "neg", "sigmoid", "tanh", "sqrt", "rsqrt", "erf",
                         "nn.functional.relu", "nn.functional.gelu", "nn.functional.silu"],
@@ -35,7 +37,7 @@ QUICK_TIER = {
     "indexing": ["index_select", "gather", "scatter", "masked_fill", "take_along_dim", "index_put"],
     "neural network": ["nn.functional.softmax", "nn.functional.log_softmax", "nn.functional.layer_norm",
                        "nn.functional.conv2d", "nn.functional.linear", "nn.functional.embedding",
-                       "nn.functional.max_pool2d", "nn.functional.avg_pool2d", "nn.functional.cross_entropy"],
+                       "nn.functional.max_pool2d", "nn.functional.adaptive_avg_pool2d", "nn.functional.cross_entropy"],
     "sorting": ["sort", "topk", "cumsum"],
 }
 

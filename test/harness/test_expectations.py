@@ -176,3 +176,19 @@ class LoadTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShippedExpectationsTests(unittest.TestCase):
+    def test_quick_sweep_ops_have_no_entries(self):
+        # The tiers share test ids: an op listed for the full tier and also in the quick tier
+        # could pass its two quick samples and XPASS.
+        from harness.backends import DEFAULT_BACKENDS
+        from test.dynamo.test_op_sweep import QUICK_TIER
+
+        entries = expectations.load(expectations.DEFAULT_FILE)
+        for op in (op for ops in QUICK_TIER.values() for op in ops):
+            key = "test_op_sweep.OpSweepTests.test_op_" + op.replace(".", "_")
+            for backend in DEFAULT_BACKENDS:
+                for version in ("2.9.1", "2.13.0", "2.14.1"):
+                    with self.subTest(op=op, backend=backend, torch=version):
+                        self.assertEqual(candidates(key, backend, Version(version), entries), [])
