@@ -1,8 +1,11 @@
 """What changed since an earlier run: the nightly's question.
 
-Tests are matched by id. A test is *newly failing* when it is unexpected now and was not
-before (or did not exist); *newly passing* when it was unexpected and is not now; its
-*reason changed* when it is unexpected in both runs with a different outcome or message.
+Tests are matched by id and judged by what they did, not by what was expected of them:
+an expected failure (XFAIL) counts as failing. A test is *newly failing* when it fails
+unexpectedly now and did not fail before (it passed, was skipped, or did not exist), so a
+torch version whose expectations do not list a known failure shows no regression for it;
+*newly passing* when it failed before and passes now; its *reason changed* when it fails
+unexpectedly in both runs with a different outcome or message.
 Messages are compared after removing what differs between any two runs (addresses, line
 numbers, timings, worker names).
 """
@@ -13,6 +16,9 @@ import re
 from dataclasses import dataclass, field
 
 from harness.results import RunResults, TestResult
+
+_FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
+_PASSING = {"PASS", "XPASS"}
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
@@ -33,6 +39,8 @@ def stable_reason(reason: str) -> str:
 class Difference:
     new_failures: list[tuple[TestResult | None, TestResult]] = field(default_factory=list)
     new_passes: list[tuple[TestResult, TestResult]] = field(default_factory=list)
+    # Passed before, fail now as an expectation says they do (a known regression of this torch).
+    expected_new_failures: list[tuple[TestResult, TestResult]] = field(default_factory=list)
     changed: list[tuple[TestResult, TestResult]] = field(default_factory=list)
     added: list[TestResult] = field(default_factory=list)  # new tests that went as expected
     removed: list[TestResult] = field(default_factory=list)  # in the baseline, not run now
@@ -41,6 +49,8 @@ class Difference:
         return [
             ("newly failing", [f"{new.id}: {old.outcome if old else 'not in baseline'} -> {new.outcome}: {new.reason}"
                                for old, new in self.new_failures]),
+            ("newly failing as expected", [f"{new.id}: {old.outcome} -> {new.outcome}: {new.reason}"
+                                           for old, new in self.expected_new_failures]),
             ("newly passing", [f"{new.id}: {old.outcome} -> {new.outcome}" for old, new in self.new_passes]),
             ("failing with a changed reason", [
                 f"{new.id}: {old.outcome} '{old.reason}' -> {new.outcome} '{new.reason}'" for old, new in self.changed]),
@@ -67,13 +77,16 @@ def compare(old: RunResults, new: RunResults) -> Difference:
     difference = Difference()
     for test in new.tests:
         previous = before.pop(test.id, None)
-        if test.unexpected and (previous is None or not previous.unexpected):
+        fails_unexpectedly = test.unexpected and test.outcome in _FAILING
+        if fails_unexpectedly and (previous is None or previous.outcome not in _FAILING):
             difference.new_failures.append((previous, test))
         elif previous is None:
             difference.added.append(test)
-        elif previous.unexpected and not test.unexpected:
+        elif previous.outcome in _FAILING and test.outcome in _PASSING:
             difference.new_passes.append((previous, test))
-        elif previous.unexpected and test.unexpected and (
+        elif previous.outcome in _PASSING and test.outcome == "XFAIL":
+            difference.expected_new_failures.append((previous, test))
+        elif fails_unexpectedly and previous.unexpected and (
                 previous.outcome != test.outcome or stable_reason(previous.reason) != stable_reason(test.reason)):
             difference.changed.append((previous, test))
     difference.removed = sorted(before.values(), key=lambda test: test.id)

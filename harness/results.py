@@ -150,12 +150,22 @@ def merge(parts: Iterable[tuple[str, RunResults]]) -> RunResults:
     return RunResults(run=run, tests=sorted(tests, key=lambda test: test.id))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Replace ``path`` with ``text`` all at once: a reader (or a run killed midway) sees
     the old file or the new one, never a part."""
     path = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes it private; reports are not
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

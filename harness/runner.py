@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--baseline", metavar="FILE",
                      help="an earlier results.json: report newly failing, newly passing and changed "
                           "tests; new failures exit 1")
+    out.add_argument("--fail-on", choices=("unexpected", "regressions"), default="unexpected",
+                     help="what exits 1: any unexpected result (default), or only tests newly failing "
+                          "against --baseline (for a nightly on a torch the expectations do not cover)")
     out.add_argument("--accept", action="store_true",
                      help="rewrite the expectations file from this run: add unexpected failures, "
                           "drop entries whose tests now pass")
@@ -216,6 +219,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     if args.timeout < 0:
         raise UsageError(f"bad --timeout {args.timeout:g}: give seconds >= 0 (0 turns the timeout off)")
     shard = _parse_shard(args.shard) if args.shard else None
+    if args.fail_on == "regressions" and not args.baseline:
+        raise UsageError("--fail-on regressions needs --baseline FILE to tell what is new")
     report_dir = prepare_report_dir(args.report_dir) if not args.list else None
     baseline = _load_results(args.baseline) if args.baseline else None
     if args.merge:
@@ -355,10 +360,10 @@ def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
         from harness.baseline import compare
 
         difference = compare(baseline, results)
-    written = reports.write_all(results, report_dir, difference)
+    written = reports.write_all(results, report_dir, difference, args.baseline)
     print("", file=out)
     print(console.summary(results, results.run.get("expectations")), file=out)
-    code = 1 if results.unexpected else 0
+    code = 1 if results.unexpected and args.fail_on == "unexpected" else 0
     if difference is not None:
         print("", file=out)
         print(difference.render(args.baseline), file=out)

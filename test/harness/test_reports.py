@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from harness import console, html_report, junit, reports
+from harness import console, html_report, junit, markdown, reports
 from harness.baseline import compare
 from harness.results import (
     SCHEMA_VERSION,
@@ -137,13 +137,29 @@ class ResultsFileTests(unittest.TestCase):
 
     def test_write_all_replaces_files_whole(self):
         reports.write_all(sample_results(), self.tmp)
-        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json"])
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json", "summary.md"])
         before = (self.tmp / "results.json").read_text()
         with mock.patch("harness.results.os.replace", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
                 write_atomic(self.tmp / "results.json", "half")
         self.assertEqual((self.tmp / "results.json").read_text(), before)
-        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json"])
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json", "summary.md"])
+
+
+class MarkdownSummaryTests(unittest.TestCase):
+    def test_table_and_unexpected_results(self):
+        text = markdown.render(sample_results())
+        self.assertIn("| backend | PASS |", text)
+        self.assertIn("### Unexpected results (2)", text)
+
+    def test_messages_cannot_break_the_table_or_add_markup(self):
+        results = RunResults(run={"backends": [{"name": "eager", "spec": "eager"}]}, tests=[
+            result("t.m.F_eager.test_a", "FAIL", reason="a | b <script>x</script> [link](http://e) \x1b[31m\n`code`")])
+        line = [row for row in markdown.render(results).splitlines() if row.startswith("- FAIL")][0]
+        self.assertNotIn("<script>", line)
+        self.assertNotIn("|", line.replace("\\|", ""))
+        self.assertNotIn("\x1b", line)
+        self.assertIn("\\[link\\]", line)
 
 
 class BaselineCompareTests(unittest.TestCase):

@@ -191,6 +191,37 @@ class BaselineTests(TempDirTestCase):
         self.assertRegex(out, r"failing with a changed reason: 1\n\s+m\.A\.test_changes: FAIL 'AssertionError: 1 != 2' -> ERROR")
         self.assertIn("Changes since the baseline", (self.tmp / "r" / "report.html").read_text())
 
+    def test_fail_on_regressions_ignores_old_unexpected_results(self):
+        # A nightly torch that the expectations do not cover: its known failures are FAIL
+        # instead of XFAIL, yet nothing regressed against the stable run.
+        stable = _results_file(self.tmp / "stable.json", {
+            "m.A.test_known": ("XFAIL", "known bug"), "m.A.test_fine": ("PASS", ""), "m.A.test_fixed": ("XFAIL", "bug"),
+            "m.A.test_known_regression": ("PASS", ""),
+        })
+        nightly = _results_file(self.tmp / "nightly.json", {
+            "m.A.test_known": ("FAIL", "AssertionError: known bug"), "m.A.test_fine": ("PASS", ""),
+            "m.A.test_fixed": ("PASS", ""), "m.A.test_known_regression": ("XFAIL", "bug #1 since 2.14"),
+        })
+        completed = run_cli("--merge", str(nightly), "--baseline", str(stable), "--fail-on", "regressions",
+                            "--report-dir", str(self.tmp / "r"))
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        self.assertRegex(completed.stdout, r"newly failing: 0\n")
+        self.assertRegex(completed.stdout, r"newly passing: 1\n\s+m\.A\.test_fixed: XFAIL -> PASS")
+        self.assertRegex(completed.stdout,
+                         r"newly failing as expected: 1\n\s+m\.A\.test_known_regression: PASS -> XFAIL: bug #1")
+        summary = (self.tmp / "r" / "summary.md").read_text()
+        self.assertIn("**newly passing: 1**", summary)
+        self.assertIn("No new failures.", summary)
+
+        broken = _results_file(self.tmp / "broken.json", {
+            "m.A.test_known": ("FAIL", "AssertionError: known bug"), "m.A.test_fine": ("ERROR", "KeyError: 'w'"),
+            "m.A.test_fixed": ("PASS", ""),
+        })
+        completed = run_cli("--merge", str(broken), "--baseline", str(stable), "--fail-on", "regressions",
+                            "--report-dir", str(self.tmp / "r2"))
+        self.assertEqual(completed.returncode, 1, completed.stdout + completed.stderr)
+        self.assertRegex(completed.stdout, r"newly failing: 1\n\s+m\.A\.test_fine: PASS -> ERROR")
+
     def test_same_results_exit_0(self):
         same = _results_file(self.tmp / "same.json", {"m.A.test_a": ("PASS", ""), "m.A.test_b": ("XFAIL", "known")})
         completed = run_cli("--merge", str(same), "--baseline", str(same), "--report-dir", str(self.tmp / "r"))

@@ -89,6 +89,9 @@ class BadInputTests(unittest.TestCase):
     def test_unreadable_baseline(self):
         self.assertUsageError(r"cannot read results .*missing\.json", "--baseline", str(self.tmp / "missing.json"))
 
+    def test_fail_on_regressions_without_baseline(self):
+        self.assertUsageError(r"--fail-on regressions needs --baseline", "--fail-on", "regressions")
+
     def test_unknown_option(self):
         self.assertUsageError(r"unrecognized arguments: --frobnicate.*--help", "--frobnicate")
 

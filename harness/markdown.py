@@ -1,0 +1,67 @@
+"""summary.md: a run in GitHub-flavoured Markdown, for a CI job summary.
+
+The per-backend table, the operator-sweep lines, every unexpected result, and, when the
+run was compared with a baseline, what changed. Cell text is escaped so a test's message
+cannot break the table or inject markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness.console import op_sweep_lines
+from harness.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
+
+_LIMIT = 50  # entries per list; the HTML report has them all
+
+
+def _cell(text: str, width: int = 200) -> str:
+    text = re.sub(r"[\x00-\x1f\x7f]+", " ", text).strip()
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", text)
+
+
+def _table(results: RunResults) -> list[str]:
+    lines = ["| backend | " + " | ".join(OUTCOMES) + " | time |",
+             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: |"]
+    for backend in results.backends():
+        tests = [test for test in results.tests if test.backend == backend]
+        label = "(backend-independent)" if backend == BACKEND_INDEPENDENT else backend
+        counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
+        cells = [str(count) if count else "·" for count in counts]
+        lines.append(f"| {_cell(label)} | " + " | ".join(cells) + f" | {sum(t.duration_s for t in tests):.0f} s |")
+    return lines
+
+
+def _listing(entries: list[str]) -> list[str]:
+    shown = [f"- {_cell(entry, 400)}" for entry in entries[:_LIMIT]]
+    if len(entries) > _LIMIT:
+        shown.append(f"- … and {len(entries) - _LIMIT} more (see report.html)")
+    return shown
+
+
+def render(results: RunResults, difference: Any = None, baseline_name: str | None = None) -> str:
+    run = results.run
+    counts = results.summary()
+    verdict = "as expected" if not counts["unexpected"] else f"{counts['unexpected']} unexpected"
+    lines = [f"## dynamo-aot-suite: {counts['total']} tests, {verdict}", "",
+             f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}", ""]
+    lines += _table(results)
+    sweep = op_sweep_lines(results)
+    if sweep:
+        lines += ["", *(f"- {_cell(line)}" for line in sweep)]
+    if difference is not None:
+        lines += ["", f"### Compared with {_cell(baseline_name or 'the baseline')}"]
+        for title, entries in difference.sections():
+            lines += ["", f"**{title}: {len(entries)}**"]
+            if title not in ("new tests", "not run this time"):
+                lines += _listing(entries)
+        if not difference.new_failures:
+            lines += ["", "No new failures."]
+    unexpected = results.unexpected
+    if unexpected:
+        lines += ["", f"### Unexpected results ({len(unexpected)})", ""]
+        lines += _listing([f"{test.outcome} {test.id}: {test.reason}" for test in unexpected])
+    return "\n".join(lines) + "\n"
