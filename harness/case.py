@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 import unittest
 from typing import Any, Callable
 
@@ -52,6 +53,8 @@ class DynamoTestCase(unittest.TestCase):
         return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
 
     def run(self, result=None):
+        started = time.perf_counter()
+        self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.dynamo_metrics: dict[str, int] | None = None
         self._setup_error: BaseException | None = None
@@ -62,7 +65,18 @@ class DynamoTestCase(unittest.TestCase):
         if self.expectation is not None and self.expectation.status == "xfail":
             # Read by unittest (and pytest's unittest support) when the test starts.
             self.__unittest_expecting_failure__ = True
-        return super().run(result)
+        try:
+            return super().run(result)
+        finally:
+            self.timing["run_s"] = time.perf_counter() - started
+
+    def _callTestMethod(self, method):
+        # The scenario's own time (compiling and running); the rest of run() is the harness's.
+        started = time.perf_counter()
+        try:
+            return super()._callTestMethod(method)
+        finally:
+            self.timing["body_s"] = time.perf_counter() - started
 
     # -- per-test isolation --------------------------------------------------------------
 

@@ -16,15 +16,22 @@ _SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "FAIL": "FAIL", "ERR
 
 
 _DEFAULT_EXPECTATIONS = Path(__file__).with_name("expectations.toml").resolve()
+OP_SWEEP_PREFIX = "test_op_sweep."
 
 
-def repro_command(test: TestResult, expectations: str | None = None) -> str:
-    """Reruns only this test, on only this backend, in one worker."""
+def repro_command(test: TestResult, expectations: str | None = None, run: dict | None = None) -> str:
+    """Reruns only this test, on only this backend, in one worker (in the run's tier, and
+    with its operator sweep when the test is an operator's)."""
     parts = ["python", "run_tests.py"]
     if test.backend_spec:
         parts += ["--backend", test.backend_spec]
     if expectations and Path(expectations).resolve() != _DEFAULT_EXPECTATIONS:
         parts += ["--expectations", expectations]
+    run = run or {}
+    if run.get("tier", "default") != "default":
+        parts += ["--tier", run["tier"]]
+    if test.id.startswith(f"test.dynamo.{OP_SWEEP_PREFIX}") and run.get("op_sweep", "quick") != "quick":
+        parts += ["--op-sweep", run["op_sweep"]]
     parts += ["-k", test.id, "-j", "1"]
     imports = os.environ.get("DYNAMO_SUITE_IMPORTS")
     prefix = f"DYNAMO_SUITE_IMPORTS={shlex.quote(imports)} " if imports else ""
@@ -63,9 +70,6 @@ def _clock(seconds: float) -> str:
     return f"{minutes}:{seconds:02d}"
 
 
-OP_SWEEP_PREFIX = "test_op_sweep."
-
-
 def op_sweep_lines(results: RunResults) -> list[str]:
     """Per backend: ops tested, passed, expected failures, unexpected."""
     lines = []
@@ -87,7 +91,7 @@ def summary(results: RunResults, expectations: str | None = None) -> str:
         for test in unexpected:
             lines.append(f"  {test.outcome:<7} {test.id}")
             lines.append(f"          {test.reason}")
-            lines.append(f"          rerun: {repro_command(test, expectations)}")
+            lines.append(f"          rerun: {repro_command(test, expectations, results.run)}")
         lines.append("")
     counts = results.summary()
     verdict = "as expected" if not unexpected else f"{len(unexpected)} unexpected"

@@ -49,6 +49,7 @@ class TestInfo:
     scenario: str
     backend: str
     backend_spec: str
+    tier: str = "default"  # harness.tiers: the tier that runs it
 
     def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
         return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
@@ -258,7 +259,8 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         *files,
     ]
     # Each worker's inductor compiles with its share of the cores: N workers each starting a
-    # pool as wide as the machine would run N times more compilers than cores.
+    # pool as wide as the machine would run N times more compilers than cores. (Intra-op
+    # threads are left alone: splitting them measured no faster on the suite's small tensors.)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
     collector = ResultCollector(tests, options, on_result)
     pytest_log = options.workdir / "pytest.log"

@@ -88,5 +88,5 @@ def render(results: RunResults, difference: Any = None) -> str:
         backend_label=lambda name: "backend-independent" if name == BACKEND_INDEPENDENT else name,
         cell_title=_cell_title,
         metrics_text=metrics_text,
-        repro=lambda test: repro_command(test, expectations),
+        repro=lambda test: repro_command(test, expectations, results.run),
     )

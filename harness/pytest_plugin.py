@@ -25,6 +25,7 @@ import os
 import re
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ import pytest
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
 START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log before each test
+# A directory: when set, every worker appends one JSON line per test with its timings there
+# (bench/bench.py reads them to tell the harness's overhead from the scenarios' time).
+TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"
 _REASON_LIMIT = 400
 _DETAILS_LIMIT = 8000
 
@@ -61,6 +65,9 @@ def pytest_configure(config: pytest.Config) -> None:
     workdir = config.getoption("suite_workdir")
     if workerinput is not None and workdir:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
+    if workerinput is not None and os.environ.get(TIMINGS_ENV):
+        config.pluginmanager.register(TimingLog(os.environ[TIMINGS_ENV], workerinput["workerid"]),
+                                      "dynamo_suite_timing_log")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -107,6 +114,47 @@ class WorkerLog:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         faulthandler.disable()
         self.file.close()
+
+
+_TIMING = pytest.StashKey[dict]()
+
+
+class TimingLog:
+    """One line per test: when pytest started and finished it (wall clock, comparable across
+    workers) and how long the TestCase spent in all (``run_s``) and in the scenario (``body_s``)."""
+
+    def __init__(self, directory: str, worker_id: str) -> None:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        self.file = open(Path(directory) / f"{worker_id}.jsonl", "a", encoding="utf-8")
+        self.worker_id = worker_id
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+        started = time.time()
+        yield
+        line = {"id": unittest_id(item), "worker": self.worker_id, "start": started, "end": time.time(),
+                "rss": _resident_bytes(), **item.stash.get(_TIMING, {})}
+        self.file.write(json.dumps(line) + "\n")
+        self.file.flush()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        yield
+        timing = getattr(getattr(item, "instance", None), "timing", None)
+        if call.when == "call" and timing:
+            item.stash[_TIMING] = dict(timing)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.file.close()
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory now (Linux), to see which tests make a worker grow."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -17,17 +17,17 @@ import socket
 import sys
 import tempfile
 import time
-import unittest
-import warnings
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from harness.tiers import TIER_ENV, TIERS
+
 ROOT = Path(__file__).resolve().parent.parent
-TEST_DIR = ROOT / "test" / "dynamo"
 # Generous: an inductor scenario compiled from a cold cache on 2 busy cores can take minutes.
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
+BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which imports torch)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -41,6 +41,7 @@ examples:
   python run_tests.py --backend my_pkg.compiler:my_backend -k LSTM
   python run_tests.py --backend aot_eager,path/to/mine.py:backend -j 2
   python run_tests.py --baseline reports-yesterday/results.json
+  python run_tests.py --tier nightly --op-sweep full     # what the nightly CI job runs
   python run_tests.py --shard 2/3 --report-dir reports/shard2   # one machine of three
   python run_tests.py --merge reports/shard1 reports/shard2 reports/shard3
 
@@ -75,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
                              "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
                              "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
+    choose.add_argument("--tier", choices=TIERS,
+                        help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
+                             "scenarios (tens of seconds to minutes each), which the default tier reports "
+                             "as SKIP (default: $DYNAMO_SUITE_TIER, else default)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
@@ -106,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------------------
-# Checks that need no torch.
+# Checks of the arguments.
 
 
 def parse_jobs(text: str) -> int:
@@ -128,50 +133,8 @@ def prepare_report_dir(path: str) -> Path:
     return report_dir
 
 
-def check_torch() -> str:
-    # torch warns on import when NumPy is absent; the suite does not use NumPy.
-    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-    try:
-        import torch
-    except ImportError as error:
-        raise UsageError(f"torch cannot be imported ({error}); install it: pip install -r requirements.txt -e .")
-    from harness import compat
-
-    if compat.TORCH_VERSION < compat.MINIMUM_TORCH:
-        raise UsageError(f"torch {torch.__version__} is too old; dynamo-aot-suite needs torch >= {compat.MINIMUM_TORCH}")
-    return torch.__version__
-
-
 # ------------------------------------------------------------------------------------------
-# Collection and selection.
-
-
-def collect():
-    """Every test under test/dynamo, as ``TestInfo``, in unittest's order."""
-    from harness.engine import TestInfo, backend_of, pytest_nodeid
-
-    loader = unittest.TestLoader()
-    suite = loader.discover(str(TEST_DIR), top_level_dir=str(ROOT))
-    if loader.errors:
-        last_line = loader.errors[0].strip().splitlines()[-1]
-        raise UsageError(f"a test module failed to import: {last_line}")
-    tests = []
-    for test in _flatten(suite):
-        cls, method = type(test), test._testMethodName
-        backend, spec = backend_of(cls)
-        key = cls.expectation_key(method) if hasattr(cls, "expectation_key") else \
-            f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
-        tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method),
-                              scenario=key, backend=backend, backend_spec=spec))
-    return tests
-
-
-def _flatten(suite: unittest.TestSuite):
-    for item in suite:
-        if isinstance(item, unittest.TestSuite):
-            yield from _flatten(item)
-        else:
-            yield item
+# Selection.
 
 
 def matches(test_id: str, pattern: str, exact_ids: set[str]) -> bool:
@@ -225,15 +188,17 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     baseline = _load_results(args.baseline) if args.baseline else None
     if args.merge:
         return _merge(args, report_dir, out, baseline)
-    torch_version = check_torch()
-    expectations_file, chosen = _configure(args)
-    tests = _choose_tests(args, shard)
+    _configure(args)
+    collected = _collect()
+    expectations_file = _check_expectations(args)
+    torch_version, chosen = collected.torch_version, collected.backends
+    tests = _choose_tests(collected.tests, args, shard)
     if args.list:
         for test in tests:
             print(test.id, file=out)
         return 0
     shard_text = f"{shard[0]}/{shard[1]}" if shard else None
-    print(f"running {len(tests)} tests on {', '.join(b.spec for b in chosen)} with torch {torch_version}, "
+    print(f"running {len(tests)} tests on {', '.join(b['spec'] for b in chosen)} with torch {torch_version}, "
           f"{max(1, min(jobs, len(tests)))} worker(s), timeout {args.timeout:g} s"
           + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -250,9 +215,10 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "host": socket.gethostname(),
-            "backends": [{"name": b.name, "spec": b.spec} for b in chosen],
+            "backends": chosen,
             "patterns": args.patterns,
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
+            "tier": os.environ.get(TIER_ENV, "default"),
             "shard": shard_text,
             "jobs": jobs,
             "timeout_s": args.timeout,
@@ -265,10 +231,28 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     return _finish(args, results, report_dir, out, expectations_file, baseline)
 
 
-def _configure(args: argparse.Namespace):
-    """Check the expectations file and the backends; hand both to the workers through the
-    environment. Returns (expectations file, backends)."""
-    from harness import backends, expectations
+def _configure(args: argparse.Namespace) -> None:
+    """Hand the backends, the op sweep and the tier to the collecting process and the workers
+    through the environment."""
+    if args.backend is not None:
+        os.environ[BACKENDS_ENV] = args.backend
+    if args.op_sweep is not None:
+        os.environ[OP_SWEEP_ENV] = args.op_sweep
+    if args.tier is not None:
+        os.environ[TIER_ENV] = args.tier
+    elif os.environ.get(TIER_ENV, "default") not in TIERS:
+        raise UsageError(f"{TIER_ENV}={os.environ[TIER_ENV]!r} is not a tier; use one of {', '.join(TIERS)}")
+    # Workers are new processes: they must find the harness (and a plugin module the user
+    # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+
+
+def _check_expectations(args: argparse.Namespace) -> Path:
+    """Load the expectations file once here, so a malformed one stops the run before any
+    worker starts; hand it to the workers. (After collection: it needs packaging, whose
+    absence the torch check explains better.)"""
+    from harness import expectations
 
     expectations_file = Path(args.expectations).resolve() if args.expectations else expectations.DEFAULT_FILE
     try:
@@ -276,29 +260,29 @@ def _configure(args: argparse.Namespace):
     except expectations.ExpectationError as error:
         raise UsageError(str(error))
     os.environ[expectations.EXPECTATIONS_ENV] = str(expectations_file)
-    if args.backend is not None:
-        os.environ[backends.BACKENDS_ENV] = args.backend
-    if args.op_sweep is not None:
-        os.environ[OP_SWEEP_ENV] = args.op_sweep
+    return expectations_file
+
+
+def _collect():
+    from harness.collection import CollectionError, collect
+
     try:
-        chosen = backends.selected_backends()
-    except backends.BackendSpecError as error:
+        return collect()
+    except CollectionError as error:
         raise UsageError(str(error))
-    # Workers are new processes: they must find the harness (and a plugin module the user
-    # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
-    return expectations_file, chosen
 
 
-def _choose_tests(args: argparse.Namespace, shard: tuple[int, int] | None) -> list:
+def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, int] | None) -> list:
     """The selected tests of this shard, longest first."""
     from harness import shards
 
-    tests = select(collect(), args.patterns)
+    tests = select(collected, args.patterns)
     if not tests:
         raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}; python run_tests.py --list shows the ids")
     durations = shards.load_durations(args.durations)
+    tier = os.environ.get(TIER_ENV, "default")
+    # Outside its tier a stress scenario only skips: it must not weigh on ordering or shards.
+    durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tier)})
     if shard is not None:
         mine = set(shards.partition([test.id for test in tests], shard[1], durations)[shard[0] - 1])
         tests = [test for test in tests if test.id in mine]

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Refresh test/durations.json (used to order and shard tests) from a run's results.json.
+"""Refresh test/durations.json (used to order and shard tests) from runs' results.json.
 
     python run_tests.py --report-dir reports && python scripts/update_durations.py reports/results.json
+
+Tests that did not run to the end in the given runs (skipped, e.g. outside their tier,
+crashed, timed out, or not selected) keep their recorded time; tests that no longer exist
+are dropped. Durations from a cold-cache run order the tests best for the run that needs it
+most: the first one, where inductor compiles everything.
 """
 
 import json
@@ -11,24 +16,42 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.results import ResultsError, load  # noqa: E402
-from harness.shards import DEFAULT_DURATIONS  # noqa: E402
+from harness.shards import DEFAULT_DURATIONS, load_durations  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python scripts/update_durations.py path/to/results.json", file=sys.stderr)
+    if not argv:
+        print("usage: python scripts/update_durations.py RESULTS.json [RESULTS.json...]", file=sys.stderr)
         return 2
     try:
-        results = load(argv[0])
+        runs = [load(path) for path in argv]
     except ResultsError as error:
         print(f"update_durations.py: {error}", file=sys.stderr)
         return 2
-    # Only tests that ran to the end say how long they take.
-    durations = {test.id: round(test.duration_s, 2) for test in results.tests
-                 if test.outcome not in ("CRASH", "TIMEOUT", "SKIP")}
-    DEFAULT_DURATIONS.write_text(json.dumps(dict(sorted(durations.items())), indent=1) + "\n")
-    print(f"wrote {len(durations)} durations to {DEFAULT_DURATIONS}")
+    durations = load_durations(DEFAULT_DURATIONS)
+    updated = 0
+    for results in runs:
+        # Only tests that ran to the end say how long they take.
+        for test in results.tests:
+            if test.outcome not in ("CRASH", "TIMEOUT", "SKIP"):
+                durations[test.id] = round(test.duration_s, 2)
+                updated += 1
+    existing = {test_id for test_id in _collect_ids()}
+    kept = {test_id: seconds for test_id, seconds in durations.items() if test_id in existing}
+    DEFAULT_DURATIONS.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
+    print(f"wrote {len(kept)} durations to {DEFAULT_DURATIONS} ({updated} from these runs)")
     return 0
+
+
+def _collect_ids() -> list[str]:
+    """Every test id in the suite, for every default backend, in the nightly tier with the
+    full operator sweep: the tests a duration may be recorded for."""
+    import os
+
+    os.environ.setdefault("DYNAMO_SUITE_OP_SWEEP", "full")
+    from harness.collection import collect_here
+
+    return [test.id for test in collect_here().tests]
 
 
 if __name__ == "__main__":

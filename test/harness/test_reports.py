@@ -103,6 +103,16 @@ class ConsoleTests(unittest.TestCase):
                                   "--expectations '/tmp/my expectations.toml' -k test.dynamo.m.LSTMTests_mine.test_lstm -j 1")
 
 
+    def test_repro_keeps_the_tier_and_the_full_sweep(self):
+        stress = sample_results().tests[1]
+        op = TestResult(id="test.dynamo.test_op_sweep.OpSweepTests_eager.test_op_sinc", scenario="s", backend="eager",
+                        backend_spec="eager", outcome="FAIL")
+        run = {"tier": "nightly", "op_sweep": "full"}
+        self.assertIn(" --tier nightly -k test.dynamo.m.LSTMTests_mine.test_lstm ", console.repro_command(stress, run=run))
+        self.assertIn(" --tier nightly --op-sweep full -k test.dynamo.test_op_sweep.", console.repro_command(op, run=run))
+        self.assertNotIn("--op-sweep", console.repro_command(op, run={"op_sweep": "quick"}))
+
+
 class ResultsFileTests(unittest.TestCase):
     def setUp(self):
         directory = tempfile.TemporaryDirectory()

@@ -111,6 +111,7 @@ class NightlyWorkflowTests(unittest.TestCase):
         shards = int(self.workflow["env"]["SHARDS"])
         self.assertEqual(matrix["shard"], list(range(1, shards + 1)))
         self.assertIn('--shard "${{ matrix.shard }}/${SHARDS}"', self.text)
+        self.assertIn("--tier nightly", self.text, "the nightly runs the stress scenarios")
 
     def test_report_merges_compares_summarizes_and_uploads(self):
         steps = "\n".join(step.get("run", "") + str(step.get("with", ""))

@@ -1,0 +1,119 @@
+"""Finding the tests: import torch, check the backends, discover test/dynamo.
+
+``run_tests.py`` does this in a short-lived child process (``collect``)
+and never imports torch itself: the runner stays a small process for the whole run, instead
+of holding a third copy of torch and every test module beside its workers.
+
+The child writes one JSON object to the file it is given (stdout is left to whatever the
+test modules print); a problem the user must fix is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_DIR = ROOT / "test" / "dynamo"
+
+
+class CollectionError(Exception):
+    """What stops the tests from being collected; the message is the one line the user sees."""
+
+
+@dataclass
+class Collected:
+    torch_version: str
+    backends: list[dict[str, str]]  # name, spec
+    tests: list  # harness.engine.TestInfo, in unittest's order
+
+
+def check_torch() -> str:
+    # torch warns on import when NumPy is absent; the suite does not use NumPy.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    try:
+        import torch
+    except ImportError as error:
+        raise CollectionError(f"torch cannot be imported ({error}); install it: pip install -r requirements.txt -e .")
+    from harness import compat
+
+    if compat.TORCH_VERSION < compat.MINIMUM_TORCH:
+        raise CollectionError(f"torch {torch.__version__} is too old; dynamo-aot-suite needs torch >= {compat.MINIMUM_TORCH}")
+    return torch.__version__
+
+
+def collect_here() -> Collected:
+    """Collect in this process (which then holds torch and every test module)."""
+    torch_version = check_torch()
+    from harness import backends, tiers
+    from harness.engine import TestInfo, backend_of, pytest_nodeid
+
+    try:
+        chosen = backends.selected_backends()
+    except backends.BackendSpecError as error:
+        raise CollectionError(str(error))
+    loader = unittest.TestLoader()
+    suite = loader.discover(str(TEST_DIR), top_level_dir=str(ROOT))
+    if loader.errors:
+        last_line = loader.errors[0].strip().splitlines()[-1]
+        raise CollectionError(f"a test module failed to import: {last_line}")
+    tests = []
+    for test in _flatten(suite):
+        cls, method = type(test), test._testMethodName
+        backend, spec = backend_of(cls)
+        key = cls.expectation_key(method) if hasattr(cls, "expectation_key") else \
+            f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
+        tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method), scenario=key,
+                              backend=backend, backend_spec=spec, tier=tiers.tier_of(test)))
+    return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests)
+
+
+def _flatten(suite: unittest.TestSuite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+def collect() -> Collected:
+    """Collect in a child process with this interpreter, its flags and environment."""
+    # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
+    # to it must resolve in the child as they would here.
+    start = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.collection import main; sys.exit(main())"
+    with tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-") as directory:
+        out = Path(directory) / "collected.json"
+        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out)]
+        completed = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if completed.returncode == 2:
+            raise CollectionError(_last_line(completed.stderr))
+        if completed.returncode != 0 or not out.exists():
+            raise CollectionError(f"collecting the tests failed (exit {completed.returncode}): "
+                                  f"{_last_line(completed.stderr)}")
+        found = json.loads(out.read_text())
+    from harness.engine import TestInfo  # after the child: it explains a broken install better
+
+    return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]])
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def main() -> int:
+    """The child's side: ``sys.argv[1]`` is the file to write."""
+    try:
+        collected = collect_here()
+    except CollectionError as error:
+        print(error, file=sys.stderr)
+        return 2
+    found = {**asdict(collected), "tests": [asdict(test) for test in collected.tests]}
+    Path(sys.argv[1]).write_text(json.dumps(found))
+    return 0

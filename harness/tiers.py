@@ -1,0 +1,54 @@
+"""Tiers: which scenarios a run includes.
+
+* ``default``: every scenario that finishes in seconds; what a backend author runs many
+  times a day (``python run_tests.py``).
+* ``nightly``: adds the stress scenarios, each of which takes tens of seconds or more (a
+  full-length unrolled LSTM, a hundred mutated overlapping views); for nightly CI.
+
+Chosen by ``DYNAMO_SUITE_TIER`` (``run_tests.py --tier``). A stress scenario outside its
+tier is a SKIP whose reason says how to run it, so it is never silently missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import unittest
+from typing import Callable
+
+TIER_ENV = "DYNAMO_SUITE_TIER"
+TIERS = ("default", "nightly")
+_MARK = "__dynamo_suite_tier__"
+
+
+class TierError(ValueError):
+    pass
+
+
+def current() -> str:
+    value = os.environ.get(TIER_ENV, "default")
+    if value not in TIERS:
+        raise TierError(f"{TIER_ENV}={value!r}: expected one of {', '.join(TIERS)}")
+    return value
+
+
+def nightly(reason: str) -> Callable[[Callable], Callable]:
+    """Run the decorated test only in the nightly tier; ``reason`` says why it is costly."""
+
+    def decorate(test: Callable) -> Callable:
+        @functools.wraps(test)
+        def run_in_nightly_tier(*args, **kwargs):
+            if current() != "nightly":
+                raise unittest.SkipTest(f"nightly tier ({reason}); run it with --tier nightly")
+            return test(*args, **kwargs)
+
+        setattr(run_in_nightly_tier, _MARK, "nightly")
+        return run_in_nightly_tier
+
+    return decorate
+
+
+def tier_of(test: unittest.TestCase) -> str:
+    """The tier a collected test belongs to."""
+    method = getattr(type(test), test._testMethodName, None)
+    return getattr(method, _MARK, "default")

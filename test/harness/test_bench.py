@@ -1,0 +1,170 @@
+"""bench/: the process-tree measurement, the overhead split, the targets, and one small
+end-to-end run of bench.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+import unittest
+from pathlib import Path
+
+from test.harness.cli import REPO_ROOT
+from test.harness.test_runner import TempDirTestCase
+
+BENCH = REPO_ROOT / "bench"
+MB = 1024 ** 2
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"dynamo_suite_bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+proctree = _load("proctree")
+overhead = _load("overhead")
+bench = _load("bench")
+
+# A parent that starts two children holding 150 MB each at the same time, one of which
+# double-forks a grandchild that burns CPU after its parent has exited.
+_TREE = textwrap.dedent("""
+    import os, subprocess, sys, time
+    HOLD = "b = bytearray(150 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
+    ORPHAN = ("import os, time\\n"
+              "if os.fork() == 0:\\n"
+              "    end = time.process_time() + 0.6\\n"
+              "    while time.process_time() < end: pass\\n"
+              "    os._exit(0)\\n")
+    children = [subprocess.Popen([sys.executable, "-c", "import time; " + HOLD]) for _ in range(2)]
+    subprocess.run([sys.executable, "-c", ORPHAN])
+    for child in children:
+        child.wait()
+""")
+
+
+# Measured from a separate process: measuring makes the measurer a subreaper for good.
+_MEASURE = textwrap.dedent("""
+    import dataclasses, json, sys
+    sys.path.insert(0, sys.argv[1])
+    import proctree
+    usage = proctree.measure([sys.executable, "-c", sys.argv[2]], interval=0.05)
+    print(json.dumps(dataclasses.asdict(usage)))
+""")
+
+
+class ProcessTreeTests(unittest.TestCase):
+    @unittest.skipUnless(Path("/proc/self/smaps_rollup").exists(), "needs Linux /proc")
+    def test_memory_is_summed_over_the_tree_and_orphans_are_counted(self):
+        completed = subprocess.run([sys.executable, "-c", _MEASURE, str(BENCH), _TREE],
+                                   capture_output=True, text=True, timeout=120)
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        usage = proctree.Usage(**json.loads(completed.stdout))
+        self.assertEqual(usage.returncode, 0)
+        self.assertGreaterEqual(usage.peak_rss_bytes, 300 * MB, "both children's memory at once")
+        self.assertGreaterEqual(usage.peak_pss_bytes, 300 * MB, "private pages count fully in PSS too")
+        self.assertGreaterEqual(usage.peak_processes, 3)
+        self.assertEqual([name for name, _ in usage.peak_breakdown[:2]], ["python", "python"])
+        self.assertGreaterEqual(usage.peak_breakdown[1][1], 150 * MB)
+        self.assertGreaterEqual(usage.cpu_s, 0.6, "the orphaned grandchild's CPU time is counted")
+        self.assertGreaterEqual(usage.wall_s, 1.5)
+
+    def test_descendants_of_a_missing_process_is_just_itself(self):
+        self.assertEqual(proctree.descendants(2 ** 22 + 1), [2 ** 22 + 1])
+
+
+class OverheadSplitTests(unittest.TestCase):
+    def test_split_between_scenario_harness_pytest_and_idle(self):
+        lines = [
+            # worker gw0: two tests back to back with a 0.1 s gap
+            {"worker": "gw0", "id": "a", "start": 100.0, "end": 101.0, "run_s": 0.9, "body_s": 0.8},
+            {"worker": "gw0", "id": "b", "start": 101.1, "end": 103.1, "run_s": 1.95, "body_s": 1.9},
+            # gw1: a test outside DynamoTestCase, all of it the harness's
+            {"worker": "gw1", "id": "c", "start": 100.5, "end": 100.52},
+        ]
+        split = overhead.analyse(lines, launched=95.0, exited=104.0)
+        self.assertEqual(split.tests, 3)
+        self.assertAlmostEqual(split.body_s, 2.7)
+        self.assertAlmostEqual(split.in_test_s, 0.15)
+        self.assertAlmostEqual(split.per_test_s, 0.1 + 0.05 + 0.02)
+        self.assertAlmostEqual(split.idle_s, 0.1)
+        self.assertAlmostEqual(split.startup_s, 5.0)
+        self.assertAlmostEqual(split.finish_s, 0.9)
+        self.assertAlmostEqual(split.overhead_per_test_ms, 1000 * (0.15 + 0.17 + 0.1) / 3, places=3)
+
+    def test_timing_larger_than_the_span_is_clamped(self):
+        split = overhead.analyse([{"worker": "w", "start": 0.0, "end": 1.0, "run_s": 2.0, "body_s": 3.0}], 0.0, 1.0)
+        self.assertEqual((split.body_s, split.in_test_s, split.per_test_s), (1.0, 0.0, 0.0))
+
+
+class TargetTests(unittest.TestCase):
+    def run_record(self, name, jobs, wall, overhead_ms=5.0, rss=1.0):
+        return {"name": name, "jobs": jobs, "tests": 10, "wall_s": wall, "cpu_s": wall * jobs,
+                "peak_rss_gb": rss, "peak_pss_gb": rss / 2, "peak_processes": 3,
+                "peak_breakdown_mb": [["python", 600], ["cc1plus", 190]],
+                "overhead_per_test_ms": overhead_ms, "in_test_s": 0.01, "per_test_s": 0.02,
+                "idle_s": 0.0, "startup_s": 4.0}
+
+    def test_every_target_judged(self):
+        runs = {"cold": self.run_record("cold", 2, 280.0), "warm": self.run_record("warm", 2, 100.0, rss=1.6),
+                "serial": self.run_record("serial", 1, 150.0)}
+        targets = {target["target"]: target for target in bench.evaluate(runs)}
+        self.assertEqual(len(targets), 5)
+        self.assertTrue(targets["default run, cold caches"]["met"])
+        speedup = targets["speed-up of -j JOBS over -j 1 (warm)"]
+        self.assertAlmostEqual(speedup["value"], 1.5)
+        self.assertFalse(speedup["met"])
+        self.assertFalse(targets["peak RSS of all processes (any run)"]["met"])
+        table = bench.render(runs, list(targets.values()), jobs=2)
+        self.assertIn("speed-up of -j 2 over -j 1 (warm)", table)
+        self.assertRegex(table, r"1\.50×\s+≥ 1\.6×\s+MISSED")
+        self.assertRegex(table, r"default run, cold caches\s+280\.00 s\s+≤ 300 s\s+met")
+        self.assertIn("at the warm run's RSS peak: python 600 MB, cc1plus 190 MB", table)
+
+    def test_targets_of_runs_left_out_are_not_judged(self):
+        targets = bench.evaluate({"warm": self.run_record("warm", 2, 100.0)})
+        self.assertEqual([target["target"] for target in targets],
+                         ["default run, warm caches", "harness overhead per test (warm)",
+                          "peak RSS of all processes (any run)"])
+
+
+class BenchEndToEndTests(TempDirTestCase):
+    def test_small_selection_warm_and_serial(self):
+        out = self.tmp / "bench.json"
+        completed = subprocess.run(
+            [sys.executable, str(BENCH / "bench.py"), "--skip", "cold", "--json", str(out), "--",
+             "--backend", "eager", "-k", "DataPtrTests"],
+            cwd=REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+        self.assertIn(completed.returncode, (0, 1), completed.stdout + completed.stderr)
+        record = json.loads(out.read_text())
+        runs = {run["name"]: run for run in record["runs"]}
+        self.assertEqual(set(runs), {"warm", "serial"})
+        self.assertEqual((runs["warm"]["jobs"], runs["serial"]["jobs"]), (2, 1))
+        for run in runs.values():
+            self.assertGreater(run["tests"], 0)
+            self.assertEqual(run["outcomes"], {"PASS": run["tests"]})
+            self.assertGreater(run["peak_rss_gb"], 0.1, "a worker holds torch")
+            self.assertGreater(run["cpu_s"], 1.0)
+            self.assertGreater(run["body_s"], 0.0)
+            self.assertGreater(run["overhead_per_test_ms"], 0.0)
+            self.assertGreater(run["startup_s"], 1.0, "start-up includes importing torch")
+        self.assertIn("harness overhead per test (warm)", completed.stdout)
+        self.assertRegex(completed.stdout, r"(?m)^serial\s+1\s+\d+\s")
+
+    def test_bad_skip_is_a_usage_error(self):
+        completed = subprocess.run([sys.executable, str(BENCH / "bench.py"), "--skip", "lukewarm"],
+                                   capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.assertEqual(completed.returncode, 2)
+        self.assertIn("--skip: unknown run(s) lukewarm", completed.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,82 @@
+"""Tiers: stress scenarios run only in the nightly tier, skip visibly elsewhere, and do
+not weigh on the default tier's ordering and shards."""
+
+from __future__ import annotations
+
+import os
+import unittest
+from unittest import mock
+
+import torch
+
+from harness import tiers
+from harness.case import BackendTestCase
+from test.harness.cli import read_results, run_cli
+from test.harness.test_case import _GenerationTestBase
+from test.harness.test_runner import TempDirTestCase
+
+
+class NightlyDecoratorTests(_GenerationTestBase):
+    def make_family(self) -> type:
+        class Family(BackendTestCase):
+            __module__ = self.module.__name__
+
+            @tiers.nightly("a long stress scenario")
+            def test_stress(self):
+                x = torch.randn(3)
+                torch.testing.assert_close(self.compile(torch.sin)(x), torch.sin(x))
+
+            def test_quick(self):
+                self.compile(torch.sin)(torch.randn(3))
+
+        self.generate(Family)
+        return self.module.Family_eager
+
+    def test_default_tier_skips_with_how_to_run_it(self):
+        generated = self.make_family()
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "default"}):
+            result = self.run_tests("Family_eager", "test_stress")
+        self.assertEqual(len(result.skipped), 1, result.errors + result.failures)
+        self.assertEqual(result.skipped[0][1], "nightly tier (a long stress scenario); run it with --tier nightly")
+        self.assertEqual(tiers.tier_of(generated("test_stress")), "nightly")
+        self.assertEqual(tiers.tier_of(generated("test_quick")), "default")
+
+    def test_nightly_tier_runs_it_and_still_checks_the_graph(self):
+        self.make_family()
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "nightly"}):
+            result = self.run_tests("Family_eager")
+        self.assertEqual((result.testsRun, result.skipped, result.failures, result.errors), (2, [], [], []))
+
+    def test_unknown_tier_is_an_error(self):
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "weekly"}):
+            with self.assertRaisesRegex(tiers.TierError, "expected one of default, nightly"):
+                tiers.current()
+
+
+class RunnerTierTests(TempDirTestCase):
+    STRESS = "test.dynamo.test_aot_autograd.AotAutogradMachineryTests.test_overlap_guards_scale_to_many_inputs"
+
+    def test_default_tier_reports_stress_scenarios_as_skipped(self):
+        completed = run_cli("-k", self.STRESS, "--report-dir", str(self.tmp), "-j", "1")
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        results = read_results(self.tmp)
+        (test,) = results["tests"]
+        self.assertEqual(test["outcome"], "SKIP")
+        self.assertIn("--tier nightly", test["reason"])
+        self.assertEqual(results["run"]["tier"], "default")
+
+    def test_stress_scenarios_are_listed_last_in_the_default_tier(self):
+        listed = run_cli("--list", "--backend", "eager", "-k", "LSTMTests").stdout.split()
+        self.assertEqual(listed[-1], "test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm_full_length_input_requires_grad")
+        nightly = run_cli("--list", "--tier", "nightly", "--backend", "eager", "-k", "LSTMTests").stdout.split()
+        self.assertEqual(nightly[0], listed[-1], "in its own tier the longest test goes first")
+
+    def test_bad_tier_is_a_usage_error(self):
+        completed = run_cli("--list", env={tiers.TIER_ENV: "weekly"})
+        self.assertEqual(completed.returncode, 2)
+        self.assertEqual(completed.stderr.strip(),
+                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly' is not a tier; use one of default, nightly")
+
+
+if __name__ == "__main__":
+    unittest.main()
