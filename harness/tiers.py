@@ -39,7 +39,8 @@ def nightly(reason: str) -> Callable[[Callable], Callable]:
         @functools.wraps(test)
         def run_in_nightly_tier(*args, **kwargs):
             if current() != "nightly":
-                raise unittest.SkipTest(f"nightly tier ({reason}); run it with --tier nightly")
+                raise unittest.SkipTest(f"nightly tier ({reason}); run it with --tier nightly "
+                                        f"(under plain unittest: {TIER_ENV}=nightly)")
             return test(*args, **kwargs)
 
         setattr(run_in_nightly_tier, _MARK, "nightly")

@@ -37,7 +37,8 @@ class NightlyDecoratorTests(_GenerationTestBase):
         with mock.patch.dict(os.environ, {tiers.TIER_ENV: "default"}):
             result = self.run_tests("Family_eager", "test_stress")
         self.assertEqual(len(result.skipped), 1, result.errors + result.failures)
-        self.assertEqual(result.skipped[0][1], "nightly tier (a long stress scenario); run it with --tier nightly")
+        self.assertEqual(result.skipped[0][1], "nightly tier (a long stress scenario); run it with --tier nightly "
+                                               "(under plain unittest: DYNAMO_SUITE_TIER=nightly)")
         self.assertEqual(tiers.tier_of(generated("test_stress")), "nightly")
         self.assertEqual(tiers.tier_of(generated("test_quick")), "default")
 
