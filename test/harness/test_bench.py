@@ -129,6 +129,12 @@ class TargetTests(unittest.TestCase):
         self.assertRegex(table, r"default run, cold caches\s+280\.00 s\s+≤ 300 s\s+met")
         self.assertIn("at the warm run's RSS peak: python 600 MB, cc1plus 190 MB", table)
 
+    def test_memory_is_judged_on_bytes_not_on_the_rounded_figure(self):
+        run = self.run_record("warm", 2, 100.0, rss=1.5)
+        run["peak_rss_bytes"] = int(1.5 * 1024 ** 3) + 1024 ** 2  # 1 MB over: rounds to 1.500 GB
+        (memory,) = [t for t in bench.evaluate({"warm": run}) if t["target"].startswith("peak RSS")]
+        self.assertFalse(memory["met"])
+
     def test_targets_of_runs_left_out_are_not_judged(self):
         targets = bench.evaluate({"warm": self.run_record("warm", 2, 100.0)})
         self.assertEqual([target["target"] for target in targets],
