@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness.tiers import TIER_ENV, TIERS
+from harness import tiers
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous: an inductor scenario compiled from a cold cache on 2 busy cores can take minutes.
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
                              "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
                              "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
-    choose.add_argument("--tier", choices=TIERS,
+    choose.add_argument("--tier", choices=tiers.TIERS,
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
                              "as SKIP (default: $DYNAMO_SUITE_TIER, else default)")
@@ -218,7 +218,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "backends": chosen,
             "patterns": args.patterns,
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
-            "tier": os.environ.get(TIER_ENV, "default"),
+            "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
             "timeout_s": args.timeout,
@@ -239,9 +239,11 @@ def _configure(args: argparse.Namespace) -> None:
     if args.op_sweep is not None:
         os.environ[OP_SWEEP_ENV] = args.op_sweep
     if args.tier is not None:
-        os.environ[TIER_ENV] = args.tier
-    elif os.environ.get(TIER_ENV, "default") not in TIERS:
-        raise UsageError(f"{TIER_ENV}={os.environ[TIER_ENV]!r} is not a tier; use one of {', '.join(TIERS)}")
+        os.environ[tiers.TIER_ENV] = args.tier
+    try:
+        tiers.current()
+    except tiers.TierError as error:
+        raise UsageError(str(error))
     # Workers are new processes: they must find the harness (and a plugin module the user
     # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -280,9 +282,8 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
     if not tests:
         raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}; python run_tests.py --list shows the ids")
     durations = shards.load_durations(args.durations)
-    tier = os.environ.get(TIER_ENV, "default")
     # Outside its tier a stress scenario only skips: it must not weigh on ordering or shards.
-    durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tier)})
+    durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tiers.current())})
     if shard is not None:
         mine = set(shards.partition([test.id for test in tests], shard[1], durations)[shard[0] - 1])
         tests = [test for test in tests if test.id in mine]

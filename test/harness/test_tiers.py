@@ -76,7 +76,7 @@ class RunnerTierTests(TempDirTestCase):
         completed = run_cli("--list", env={tiers.TIER_ENV: "weekly"})
         self.assertEqual(completed.returncode, 2)
         self.assertEqual(completed.stderr.strip(),
-                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly' is not a tier; use one of default, nightly")
+                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly': expected one of default, nightly")
 
 
 if __name__ == "__main__":
