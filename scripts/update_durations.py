@@ -10,6 +10,7 @@ most: the first one, where inductor compiles everything.
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def main(argv: list[str]) -> int:
             if test.outcome not in ("CRASH", "TIMEOUT", "SKIP"):
                 durations[test.id] = round(test.duration_s, 2)
                 updated += 1
-    existing = {test_id for test_id in _collect_ids()}
+    existing = set(_collect_ids())
     kept = {test_id: seconds for test_id, seconds in durations.items() if test_id in existing}
     DEFAULT_DURATIONS.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
     print(f"wrote {len(kept)} durations to {DEFAULT_DURATIONS} ({updated} from these runs)")
@@ -46,8 +47,6 @@ def main(argv: list[str]) -> int:
 def _collect_ids() -> list[str]:
     """Every test id in the suite, for every default backend, in the nightly tier with the
     full operator sweep: the tests a duration may be recorded for."""
-    import os
-
     os.environ.setdefault("DYNAMO_SUITE_OP_SWEEP", "full")
     from harness.collection import collect_here
 
