@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness.runner import main  # noqa: E402  (needs the path above)
+from harness.run.cli import main  # noqa: E402  (needs the path above)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -35,7 +35,7 @@ import overhead  # noqa: E402
 import proctree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.pytest_plugin.TIMINGS_ENV (no torch import here)
+TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.run.pytest_plugin.TIMINGS_ENV (no torch import here)
 GB = 1024 ** 3
 
 # (what, the value it reads, limit, unit, higher is better): the project's targets on 2 cores.

@@ -1,8 +1,13 @@
-"""dynamo-aot-suite's shared harness: backends, counters, guard capture, comparison,
-state isolation, expectations, per-backend TestCase generation and the test runner.
+"""dynamo-aot-suite's scenario library: what the scenarios import. Backends
+(``backends``), counters, guard-failure capture (``guards``), comparison with eager
+(``compare``), global-state isolation (``state``), expectations, tiers, reading AOTAutograd's
+graphs (``graphs``), one-operator checks (``opcheck``), the base TestCases and per-backend
+class generation (``case``), and ``compat``, the one place that knows torch versions.
 
-Names are imported on first use, so ``harness.runner`` can start (and say that torch is
-missing) without importing torch.
+The machinery of ``run_tests.py`` lives in ``harness.run`` and the reports in
+``harness.report``; nothing in this package imports either (``test/harness/test_layout.py``).
+Names are imported on first use, so the runner can import ``harness.tiers`` (and say that
+torch is missing) without importing torch.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.results import RunResults, load, write_atomic  # noqa: E402
+from harness.report.results import RunResults, load, write_atomic  # noqa: E402
 
 
 def _load(source: str) -> RunResults:

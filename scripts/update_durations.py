@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.results import ResultsError, load  # noqa: E402
-from harness.shards import DEFAULT_DURATIONS, load_durations  # noqa: E402
+from harness.report.results import ResultsError, load  # noqa: E402
+from harness.run.shards import DEFAULT_DURATIONS, load_durations  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -48,7 +48,7 @@ def _collect_ids() -> list[str]:
     """Every test id in the suite, for every default backend, in the nightly tier with the
     full operator sweep: the tests a duration may be recorded for."""
     os.environ.setdefault("DYNAMO_SUITE_OP_SWEEP", "full")
-    from harness.collection import collect_here
+    from harness.run.collection import collect_here
 
     return [test.id for test in collect_here().tests]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.results import RunResults, TestResult
+from harness.report.results import RunResults, TestResult
 
 _FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
 _PASSING = {"PASS", "XPASS"}

@@ -1,21 +1,16 @@
-"""What the runner prints: progress while running, then a table per backend and every
-unexpected result with its reason and a command that reruns just that test."""
+"""The run's summary on the console: a table per backend, the operator sweep's counts, and
+every unexpected result with its reason and a command that reruns just that test."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import time
 from pathlib import Path
-from typing import TextIO
 
-from harness.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
+from harness.expectations import DEFAULT_FILE
+from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
 
-_SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "FAIL": "FAIL", "ERROR": "ERROR",
-          "XPASS": "XPASS", "CRASH": "CRASH", "TIMEOUT": "TIMEOUT"}
-
-
-_DEFAULT_EXPECTATIONS = Path(__file__).with_name("expectations.toml").resolve()
+_DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
 OP_SWEEP_PREFIX = "test_op_sweep."
 
 
@@ -36,38 +31,6 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     imports = os.environ.get("DYNAMO_SUITE_IMPORTS")
     prefix = f"DYNAMO_SUITE_IMPORTS={shlex.quote(imports)} " if imports else ""
     return prefix + " ".join(shlex.quote(part) for part in parts)
-
-
-class Progress:
-    """One line per finished test, or a single self-updating line on a terminal."""
-
-    def __init__(self, total: int, out: TextIO, verbose: bool) -> None:
-        self.total = total
-        self.out = out
-        self.done = 0
-        self.unexpected = 0
-        self.started = time.monotonic()
-        self.live = out.isatty() and not verbose and os.environ.get("CI") is None
-        self.width = len(str(total))
-
-    def __call__(self, result: TestResult) -> None:
-        self.done += 1
-        self.unexpected += result.unexpected
-        elapsed = time.monotonic() - self.started
-        counter = f"[{self.done:>{self.width}}/{self.total}]"
-        if self.live:
-            line = f"\r{counter} {_clock(elapsed)}  {self.unexpected} unexpected  {result.id}"
-            self.out.write(line[:160].ljust(160))
-            if self.done == self.total:
-                self.out.write("\n")
-        else:
-            self.out.write(f"{counter} {_SHORT[result.outcome]:<7} {result.duration_s:6.1f}s  {result.id}\n")
-        self.out.flush()
-
-
-def _clock(seconds: float) -> str:
-    minutes, seconds = divmod(int(seconds), 60)
-    return f"{minutes}:{seconds:02d}"
 
 
 def op_sweep_lines(results: RunResults) -> list[str]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import jinja2
 
-from harness.console import repro_command
-from harness.results import BACKEND_INDEPENDENT, EXPECTED_OUTCOMES, OUTCOMES, RunResults, TestResult
+from harness.report.console import repro_command
+from harness.report.results import BACKEND_INDEPENDENT, EXPECTED_OUTCOMES, OUTCOMES, RunResults, TestResult
 
 _TEMPLATES = Path(__file__).with_name("templates")
 

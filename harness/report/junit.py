@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from harness.results import BACKEND_INDEPENDENT, RunResults, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

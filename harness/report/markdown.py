@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.console import op_sweep_lines
-from harness.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
+from harness.report.console import op_sweep_lines
+from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
 
 _LIMIT = 50  # entries per list; the HTML report has them all
 

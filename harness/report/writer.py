@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness import html_report, junit, markdown
-from harness.results import RunResults, write_atomic
+from harness.report import html_report, junit, markdown
+from harness.report.results import RunResults, write_atomic
 
 
 def write_all(results: RunResults, report_dir: Path, difference: Any = None,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import expectations
-from harness.results import BACKEND_INDEPENDENT, RunResults, TestResult, write_atomic
+from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult, write_atomic
 
 _REASON_LIMIT = 300
 

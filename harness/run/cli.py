@@ -22,7 +22,7 @@ from typing import NoReturn, TextIO
 
 from harness import tiers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Generous: an inductor scenario compiled from a cold cache on 2 busy cores can take minutes.
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_REPORT_DIR = "reports"
@@ -205,7 +205,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     clock = time.monotonic()
     by_id = _run(tests, jobs, args, out)
 
-    from harness.results import RunResults
+    from harness.report.results import RunResults
 
     results = RunResults(
         run={
@@ -266,7 +266,7 @@ def _check_expectations(args: argparse.Namespace) -> Path:
 
 
 def _collect():
-    from harness.collection import CollectionError, collect
+    from harness.run.collection import CollectionError, collect
 
     try:
         return collect()
@@ -276,7 +276,7 @@ def _collect():
 
 def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, int] | None) -> list:
     """The selected tests of this shard, longest first."""
-    from harness import shards
+    from harness.run import shards
 
     tests = select(collected, args.patterns)
     if not tests:
@@ -294,8 +294,8 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
 def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
-    from harness import engine
-    from harness.console import Progress
+    from harness.run import engine
+    from harness.run.progress import Progress
 
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
         options = engine.EngineOptions(jobs=jobs, timeout=args.timeout, root=ROOT, workdir=Path(workdir))
@@ -306,7 +306,7 @@ def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
 
 
 def _load_results(path: str):
-    from harness.results import ResultsError, load
+    from harness.report.results import ResultsError, load
 
     try:
         return load(path)
@@ -315,7 +315,7 @@ def _load_results(path: str):
 
 
 def _parse_shard(text: str) -> tuple[int, int]:
-    from harness.shards import ShardSpecError, parse_shard
+    from harness.run.shards import ShardSpecError, parse_shard
 
     try:
         return parse_shard(text)
@@ -324,7 +324,7 @@ def _parse_shard(text: str) -> tuple[int, int]:
 
 
 def _merge(args: argparse.Namespace, report_dir: Path, out: TextIO, baseline) -> int:
-    from harness.results import ResultsError, merge
+    from harness.report.results import ResultsError, merge
 
     parts = [(source, _load_results(source)) for source in args.merge]
     try:
@@ -338,14 +338,14 @@ def _merge(args: argparse.Namespace, report_dir: Path, out: TextIO, baseline) ->
 
 def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
             expectations_file: Path | None, baseline) -> int:
-    from harness import console, reports
+    from harness.report import console, writer
 
     difference = None
     if baseline is not None:
-        from harness.baseline import compare
+        from harness.report.baseline import compare
 
         difference = compare(baseline, results)
-    written = reports.write_all(results, report_dir, difference, args.baseline)
+    written = writer.write_all(results, report_dir, difference, args.baseline)
     print("", file=out)
     print(console.summary(results, results.run.get("expectations")), file=out)
     code = 1 if results.unexpected and args.fail_on == "unexpected" else 0
@@ -355,7 +355,7 @@ def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
         if difference.new_failures:
             code = 1
     if args.accept and expectations_file is not None:
-        from harness.accept import accept
+        from harness.run.accept import accept
 
         changes = accept(expectations_file, results)
         print("", file=out)

@@ -19,7 +19,7 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEST_DIR = ROOT / "test" / "dynamo"
 
 
@@ -31,7 +31,7 @@ class CollectionError(Exception):
 class Collected:
     torch_version: str
     backends: list[dict[str, str]]  # name, spec
-    tests: list  # harness.engine.TestInfo, in unittest's order
+    tests: list  # harness.run.engine.TestInfo, in unittest's order
 
 
 def check_torch() -> str:
@@ -52,7 +52,7 @@ def collect_here() -> Collected:
     """Collect in this process (which then holds torch and every test module)."""
     torch_version = check_torch()
     from harness import backends, tiers
-    from harness.engine import TestInfo, backend_of, pytest_nodeid
+    from harness.run.engine import TestInfo, backend_of, pytest_nodeid
 
     try:
         chosen = backends.selected_backends()
@@ -86,7 +86,7 @@ def collect() -> Collected:
     """Collect in a child process with this interpreter, its flags and environment."""
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
-    start = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.collection import main; sys.exit(main())"
+    start = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; sys.exit(main())"
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-") as directory:
         out = Path(directory) / "collected.json"
         command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out)]
@@ -97,7 +97,7 @@ def collect() -> Collected:
             raise CollectionError(f"collecting the tests failed (exit {completed.returncode}): "
                                   f"{_last_line(completed.stderr)}")
         found = json.loads(out.read_text())
-    from harness.engine import TestInfo  # after the child: it explains a broken install better
+    from harness.run.engine import TestInfo  # after the child: it explains a broken install better
 
     return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]])
 

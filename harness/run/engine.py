@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import pytest
 
-from harness.pytest_plugin import PROPERTY, START_MARK, in_stdlib, short_path, worker_log_path
-from harness.results import BACKEND_INDEPENDENT, TestResult
+from harness.run.pytest_plugin import PROPERTY, START_MARK, in_stdlib, short_path, worker_log_path
+from harness.report.results import BACKEND_INDEPENDENT, TestResult
 
 _TAIL_CHARS = 6000
 # faulthandler's first line when its watchdog (dump_traceback_later) fires.
@@ -242,7 +242,7 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
     selection.write_text(json.dumps([test.id for test in dispatch_order(tests, jobs)]))
     files = sorted({str(options.root / test.nodeid.split("::", 1)[0]) for test in tests})
     args = [
-        "-p", "harness.pytest_plugin",
+        "-p", "harness.run.pytest_plugin",
         "-p", "no:cacheprovider",  # no .pytest_cache in the user's tree
         "-p", "no:faulthandler",  # the plugin arms faulthandler on the worker log instead
         "--rootdir", str(options.root),

@@ -1,5 +1,5 @@
 """The pytest side of ``run_tests.py``: loaded into every pytest-xdist worker with
-``-p harness.pytest_plugin``.
+``-p harness.run.pytest_plugin``.
 
 In a worker it
 
@@ -13,7 +13,7 @@ In a worker it
   exception object is still at hand, and attaches it with the test's Dynamo metrics to the
   report that xdist sends to the controller.
 
-The controller side (``harness.runner.ResultCollector``) turns those reports, and xdist's
+The controller side (``harness.run.engine.ResultCollector``) turns those reports, and xdist's
 reports of crashed workers, into results.
 """
 

@@ -12,9 +12,9 @@ import re
 import statistics
 from pathlib import Path
 
-from harness.results import SCHEMA
+from harness.report.results import SCHEMA
 
-DEFAULT_DURATIONS = Path(__file__).resolve().parent.parent / "test" / "durations.json"
+DEFAULT_DURATIONS = Path(__file__).resolve().parents[2] / "test" / "durations.json"
 _FALLBACK_SECONDS = 1.0
 
 

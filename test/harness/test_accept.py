@@ -7,8 +7,8 @@ import unittest
 from pathlib import Path
 
 from harness import expectations
-from harness.accept import accept
-from harness.results import BACKEND_INDEPENDENT, RunResults, TestResult
+from harness.run.accept import accept
+from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
 
 ORIGINAL = """\
 # Header comment: kept as it is.

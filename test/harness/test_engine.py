@@ -7,8 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import engine
-from harness.results import BACKEND_INDEPENDENT
+from harness.run import engine
+from harness.report.results import BACKEND_INDEPENDENT
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = "test/harness/outcome_samples.py"
@@ -32,7 +32,7 @@ class EngineOutcomeTests(unittest.TestCase):
         directory = tempfile.TemporaryDirectory()
         cls.addClassCleanup(directory.cleanup)
         old_path = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = str(REPO_ROOT)  # the workers import harness.pytest_plugin
+        os.environ["PYTHONPATH"] = str(REPO_ROOT)  # the workers import harness.run.pytest_plugin
         cls.addClassCleanup(lambda: os.environ.__setitem__("PYTHONPATH", old_path) if old_path is not None
                             else os.environ.pop("PYTHONPATH", None))
         cls.seen = []

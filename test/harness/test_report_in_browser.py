@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import html_report
+from harness.report import html_report
 from test.harness.test_reports import sample_results
 
 _SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot_report.py"

@@ -10,9 +10,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from harness import console, html_report, junit, markdown, reports
-from harness.baseline import compare
-from harness.results import (
+from harness.report import console, html_report, junit, markdown, writer
+from harness.report.baseline import compare
+from harness.report.results import (
     SCHEMA_VERSION,
     ResultsError,
     RunResults,
@@ -146,10 +146,10 @@ class ResultsFileTests(unittest.TestCase):
             merge([("a", halves[0]), ("c", halves[0])])
 
     def test_write_all_replaces_files_whole(self):
-        reports.write_all(sample_results(), self.tmp)
+        writer.write_all(sample_results(), self.tmp)
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json", "summary.md"])
         before = (self.tmp / "results.json").read_text()
-        with mock.patch("harness.results.os.replace", side_effect=KeyboardInterrupt):
+        with mock.patch("harness.report.results.os.replace", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
                 write_atomic(self.tmp / "results.json", "half")
         self.assertEqual((self.tmp / "results.json").read_text(), before)

@@ -7,8 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.runner import UsageError, matches, parse_jobs
-from harness.shards import ShardSpecError, load_durations, longest_first, parse_shard, partition
+from harness.run.cli import UsageError, matches, parse_jobs
+from harness.run.shards import ShardSpecError, load_durations, longest_first, parse_shard, partition
 
 
 class ShardSpecTests(unittest.TestCase):
