@@ -56,7 +56,8 @@ class DynamoTestCase(unittest.TestCase):
         started = time.perf_counter()
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
-        self.dynamo_metrics: dict[str, int] | None = None
+        self.dynamo_metrics: dict[str, float] | None = None
+        self._compile_s_before_resets = 0.0
         self._setup_error: BaseException | None = None
         try:
             self.expectation = self._decide_expectation()
@@ -96,7 +97,8 @@ class DynamoTestCase(unittest.TestCase):
     def _leave_state_as_found(self) -> None:
         self.guard_failures.stop()
         # Read by the runner's pytest plugin for the test's report.
-        self.dynamo_metrics = {**compat.dynamo_metrics(), "recompiles": len(self.guard_failures.raw_reasons)}
+        self.dynamo_metrics = {**compat.dynamo_metrics(), "recompiles": len(self.guard_failures.raw_reasons),
+                               "compile_s": round(self._compile_s_before_resets + compat.compile_seconds(), 3)}
         compat.reset_dynamo()
         changes = state.leaked(self._state_before, state.snapshot())
         state.restore(self._state_before)
@@ -112,6 +114,7 @@ class DynamoTestCase(unittest.TestCase):
     def reset_dynamo(self) -> None:
         """Reset Dynamo mid-test without losing the guard failures recorded so far."""
         self.guard_failures.collect()
+        self._compile_s_before_resets += compat.compile_seconds()
         compat.reset_dynamo()
 
     # -- guard failures ------------------------------------------------------------------

@@ -88,6 +88,17 @@ def dynamo_metrics() -> dict[str, int]:
     }
 
 
+# Timers Dynamo keeps: compiling a frame (tracing and the backend's compiler), and compiling
+# a backward that AOTAutograd left for the first backward() call.
+_COMPILE_TIMERS = ("_compile.compile_inner", "backward._backward_impl")
+
+
+def compile_seconds() -> float:
+    """Seconds spent compiling since Dynamo's last reset; 0 where this torch keeps no record."""
+    metrics = getattr(importlib.import_module("torch._dynamo.utils"), "compilation_time_metrics", {})
+    return float(sum(sum(metrics.get(timer, ())) for timer in _COMPILE_TIMERS))
+
+
 # The config modules whose values a test may patch and must leave as found.
 CONFIG_MODULES = (
     "torch._dynamo.config",
@@ -267,3 +278,46 @@ def fresh_compilation(inner=None):
     if inner is not None:
         stack.enter_context(inner)
     return stack
+
+
+def random_ops_as_in_eager():
+    """Random operators drawn from torch's generator, as eager draws them, so a compiled
+    training step with dropout can be compared with eager's (PyTorch's accuracy runs do the
+    same). Only inductor has a switch for it; other backends already call the ATen ops."""
+    import torch._inductor.config as inductor_config
+
+    return _config_if_present(inductor_config, {"fallback_random": True})
+
+
+# torchvision's Python-side registrations that fail when its C++ operators did not load.
+_TORCHVISION_OPERATORS_NEEDED_AT_IMPORT = (
+    "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+    "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+)
+_torchvision_library = None
+
+
+def import_torchvision():
+    """``import torchvision``, also where its C++ extension cannot load.
+
+    PyPI's torchvision is built against CUDA torch; beside a CPU torch its extension fails to
+    load and ``import torchvision`` then dies registering fake kernels for operators that do
+    not exist ("operator torchvision::nms does not exist"). The models need none of those
+    operators, so they are declared without kernels (calling one raises) and the import is
+    tried again. A torchvision whose extension loads is imported as it is.
+    """
+    global _torchvision_library
+    import sys
+
+    try:
+        import torchvision
+    except RuntimeError as error:
+        if "torchvision::" not in str(error) or _torchvision_library is not None:
+            raise
+        for name in [name for name in sys.modules if name.split(".")[0] == "torchvision"]:
+            del sys.modules[name]
+        _torchvision_library = torch.library.Library("torchvision", "FRAGMENT")
+        for schema in _TORCHVISION_OPERATORS_NEEDED_AT_IMPORT:
+            _torchvision_library.define(schema)
+        import torchvision
+    return torchvision

@@ -41,8 +41,9 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def metrics_text(metrics: dict[str, int]) -> str:
-    return " · ".join(f"{name.replace('_', ' ')} {value}" for name, value in metrics.items())
+def metrics_text(metrics: dict[str, float]) -> str:
+    return " · ".join(f"{name[:-2]} {value:.2f} s" if name.endswith("_s") else f"{name.replace('_', ' ')} {value}"
+                      for name, value in metrics.items())
 
 
 def _cell_title(test: TestResult) -> str:

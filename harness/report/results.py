@@ -35,7 +35,7 @@ class TestResult:
     outcome: str
     reason: str = ""  # one line
     duration_s: float = 0.0
-    metrics: dict[str, int] | None = None  # frames, graphs, graph_breaks, recompiles
+    metrics: dict[str, float] | None = None  # frames, graphs, graph_breaks, recompiles, compile_s
     expectation: str | None = None  # file:line of the expectations entry applied
     details: str = ""  # traceback, or the tail of a dead worker's output
     worker: str = ""

@@ -72,8 +72,9 @@ class CrashAndHangTests(TempDirTestCase):
 
     def test_passing_test_carries_dynamo_metrics(self):
         metrics = self.results[f"{FAMILY}.test_backwards"]["metrics"]
-        self.assertEqual(set(metrics), {"frames", "graphs", "graph_breaks", "recompiles"})
+        self.assertEqual(set(metrics), {"frames", "graphs", "graph_breaks", "recompiles", "compile_s"})
         self.assertGreaterEqual(metrics["graphs"], 1)
+        self.assertGreater(metrics["compile_s"], 0)
 
     def test_console_lists_unexpected_results_with_a_repro_that_selects_only_that_test(self):
         crash_id = f"{FAMILY}.test_forwards_resetting_tape"

@@ -1,0 +1,43 @@
+"""Real architectures through the backend: each model of ``model_zoo.MODELS`` evaluated
+(eval mode, no_grad) and trained (train mode, seeded dropout, forward, loss, backward, SGD
+step, twice), compiled vs eager, judged against float64 the way PyTorch's accuracy runs
+judge them (``harness.models``, ``harness.accuracy``).
+
+These reach what the small scenarios do not: scaled_dot_product_attention, group_norm,
+interpolation, transposed convolution, BatchNorm's running statistics written back as
+buffer mutations, an optimizer step, and graphs of hundreds of nodes.
+"""
+
+from __future__ import annotations
+
+from harness import BackendTestCase, for_each_backend, tiers
+from harness.models import ModelSpec, check_eval, check_train, missing_library
+from test.dynamo.model_zoo import MODELS
+
+
+class ModelTests(BackendTestCase):
+    """``test_<model>_eval`` and ``test_<model>_train`` for each model."""
+
+    def check_model(self, spec: ModelSpec, mode: str) -> None:
+        missing = missing_library(spec)
+        if missing:
+            self.skipTest(missing)
+        (check_train if mode == "train" else check_eval)(self, spec)
+
+
+def _make_test(spec: ModelSpec, mode: str):
+    def test(self):
+        self.check_model(spec, mode)
+
+    test.__name__ = f"test_{spec.name}_{mode}"
+    test.__doc__ = f"{spec.name}: {'a training step' if mode == 'train' else 'evaluation'}, compiled vs eager"
+    if spec.nightly_only:
+        test = tiers.nightly(spec.nightly_only)(test)
+    return test
+
+
+for _spec in MODELS:
+    for _mode in ("eval", "train"):
+        setattr(ModelTests, f"test_{_spec.name}_{_mode}", _make_test(_spec, _mode))
+
+for_each_backend(ModelTests)

@@ -1,0 +1,83 @@
+"""harness.accuracy (the float64-relative judgement) and harness.models' skip reason."""
+
+from __future__ import annotations
+
+import unittest
+
+import torch
+
+from harness.accuracy import assert_accurate, compare
+from harness.models import ModelSpec, missing_library
+
+
+def _three_ways(fn, *shape):
+    """fn in float32, fn in float64, and the float64 input."""
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64)
+    return fn(x.float()), fn(x), x
+
+
+def _deep_sum(x):
+    return x.cumsum(-1) * 1e3
+
+
+class CompareTests(unittest.TestCase):
+    def test_reordered_arithmetic_passes(self):
+        # Row sums of 4000 terms, and the same sums taken in 40 blocks of 100 (as a compiler
+        # splitting a reduction would).
+        eager, fp64, x = _three_ways(lambda x: x.exp().sum(-1), 64, 4000)
+        compiled = x.float().exp().view(64, 40, 100).sum(-1).sum(-1)
+        self.assertFalse(torch.equal(eager, compiled))  # really different
+        self.assertIsNone(compare("out", eager, compiled, fp64, tol=1e-6))
+
+    def test_a_kernel_off_by_three_parts_in_ten_thousand_fails(self):
+        eager, fp64, _ = _three_ways(_deep_sum, 4, 4000)
+        compiled = eager * (1 + 3e-4)
+        mismatch = compare("out", eager, compiled, fp64, tol=1e-4)
+        self.assertRegex(str(mismatch), r"out: RMSE vs float64 .*, eager float32's own .* \(allowed 2x")
+
+    def test_small_tensors_get_a_larger_multiplier(self):
+        eager, fp64, _ = _three_ways(_deep_sum, 10)
+        self.assertIn("allowed 3x", str(compare("out", eager, eager + 1, fp64, tol=1e-6)))
+
+    def test_bfloat16_arithmetic_fails(self):
+        eager, fp64, _ = _three_ways(lambda x: x.sin(), 64, 64)
+        compiled = eager.bfloat16().float()
+        self.assertIsNotNone(compare("out", eager, compiled, fp64, tol=1e-4))
+
+    def test_dtype_shape_integers_and_nan(self):
+        eager = torch.arange(6.0)
+        self.assertIn("dtype torch.float64", str(compare("o", eager, eager.double(), None, 1e-3)))
+        self.assertIn("shape (2, 3)", str(compare("o", eager, eager.view(2, 3), None, 1e-3)))
+        counts = torch.arange(3)
+        self.assertIn("1 of 3 values differ", str(compare("o", counts, counts + (counts == 2), None, 1e-3)))
+        with_nan = eager.clone()
+        with_nan[0] = float("nan")
+        self.assertIn("NaN where", str(compare("o", eager, with_nan, eager.double(), 1e-3)))
+
+    def test_report_names_the_worst_first_and_counts_the_rest(self):
+        eager = {f"t{index}": torch.zeros(3) for index in range(8)}
+        compiled = {name: value + (index + 1) for index, (name, value) in enumerate(eager.items())}
+        compiled["t3"] = torch.zeros(3)
+        with self.assertRaisesRegex(AssertionError, r"^7 of 8 tensors off \(and 2 more\): t7: .*; t6: "):
+            assert_accurate(eager, compiled, None, 1e-3)
+        assert_accurate(eager, dict(eager), None, 1e-3)
+
+    def test_a_tensor_missing_on_one_side_fails(self):
+        with self.assertRaisesRegex(AssertionError, r"buffer b: present in only one"):
+            assert_accurate({"a": torch.ones(1), "buffer b": torch.ones(1)}, {"a": torch.ones(1)}, None, 1e-3)
+
+
+class MissingLibraryTests(unittest.TestCase):
+    def test_names_the_library_and_how_to_install_it(self):
+        spec = ModelSpec("m", torch.nn.Identity, lambda: ((), None), lambda out, target: out,
+                         requires=("no_such_library_for_the_suite",))
+        reason = missing_library(spec)
+        self.assertRegex(reason, r"^needs no_such_library_for_the_suite \(No module named .*\); "
+                                 r"`pip install -r requirements.txt`")
+        self.assertNotIn("\n", reason)
+        self.assertIsNone(missing_library(ModelSpec("m", torch.nn.Identity, lambda: ((), None), lambda o, t: o)))
+
+
+if __name__ == "__main__":
+    unittest.main()
