@@ -43,6 +43,17 @@ def _split(args: tuple, kwargs: dict) -> tuple[list[Any], Callable[[list[Any]], 
     return [leaves[position] for position in positions], rebuild
 
 
+def _flattened(func: Callable, args: tuple, kwargs: dict) -> tuple[list[torch.Tensor], Callable]:
+    """The call's tensors, and ``func`` as a function of just those tensors."""
+    tensors, rebuild = _split(tuple(args), dict(kwargs))
+
+    def flat_fn(*values):
+        call_args, call_kwargs = rebuild(list(values))
+        return func(*call_args, **call_kwargs)
+
+    return tensors, flat_fn
+
+
 def _fresh_copies(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     copies = []
     for tensor in tensors:
@@ -86,6 +97,18 @@ def _randomized(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     return result
 
 
+def _comparer(testcase, tolerance_scale: float) -> Callable[[str, Any, Any], None]:
+    def compare(label: str, want: Any, got: Any) -> None:
+        try:
+            assert_close(testcase or unittest.TestCase(), want, got, scale=tolerance_scale, what=label)
+        except AssertionError as error:
+            raise OpCheckFailure(
+                f"{label} differ between eager and the compiled call: the operator would give wrong "
+                f"{label} under torch.compile with this backend. {error}") from None
+
+    return compare
+
+
 def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, check_gradients: bool | str = "auto",
              check_data_specialization: bool = False, testcase=None, tolerance_scale: float = 10.0) -> int:
     """Compare ``func(*args, **kwargs)`` eager vs compiled with ``backend``.
@@ -100,11 +123,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
     """
     from harness.counters import CompileCounterWithBackend
 
-    tensors, rebuild = _split(tuple(args), dict(kwargs))
-
-    def flat_fn(*values):
-        call_args, call_kwargs = rebuild(list(values))
-        return func(*call_args, **call_kwargs)
+    tensors, flat_fn = _flattened(func, args, kwargs)
 
     if check_gradients == "auto":
         check_gradients = any(t.requires_grad for t in tensors) and _eager_needs_grad(flat_fn, tensors)
@@ -112,14 +131,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
     counter = CompileCounterWithBackend(backend)
     compiled = torch.compile(flat_fn, backend=counter, dynamic=False)
 
-    def compare(label: str, want: Any, got: Any) -> None:
-        try:
-            assert_close(testcase or unittest.TestCase(), want, got, scale=tolerance_scale, what=label)
-        except AssertionError as error:
-            raise OpCheckFailure(
-                f"{label} differ between eager and the compiled call: the operator would give wrong "
-                f"{label} under torch.compile with this backend. {error}") from None
-
+    compare = _comparer(testcase, tolerance_scale)
     eager_inputs, compiled_inputs = _fresh_copies(tensors), _fresh_copies(tensors)
     try:
         expected, expected_grads = _forward_backward(flat_fn, eager_inputs, check_gradients)
@@ -171,3 +183,144 @@ def _graphs(counter) -> int:
         raise NoGraphCaptured(f"Dynamo captured no graph for this call, so the backend was not exercised{why}")
     return counter.frame_count
 
+
+
+# -- random operators --------------------------------------------------------------------
+
+SEEDS = (1234, 5678, 91, 2024, 7, 31337, 4242, 100)
+_STEP = 1e-3  # of the finite difference that checks gradients through the drawn values
+
+
+def _seeded(fn: Callable, seed: int, tensors: list[torch.Tensor]) -> Any:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return fn(*tensors)
+
+
+def _draws_random_numbers(fn: Callable, tensors: list[torch.Tensor]) -> bool:
+    """Whether an eager call advances torch's generator (dropout with p = 0 does not)."""
+    with torch.random.fork_rng(devices=[]):
+        before = torch.get_rng_state()
+        fn(*_fresh_copies(tensors))
+        return not torch.equal(before, torch.get_rng_state())
+
+
+def _identical(first: Any, second: Any) -> bool:
+    left, right = pytree.tree_leaves(first), pytree.tree_leaves(second)
+    if len(left) != len(right):
+        return False
+    for a, b in zip(left, right):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return False
+            a, b = a.detach(), b.detach()
+            both_nan = a.isnan() & b.isnan() if a.is_floating_point() else torch.zeros_like(a, dtype=torch.bool)
+            if not bool(((a == b) | both_nan).all()):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def _layout(value: Any) -> list[Any]:
+    return [(tuple(leaf.shape), leaf.dtype) if isinstance(leaf, torch.Tensor) else type(leaf).__name__
+            for leaf in pytree.tree_leaves(value)]
+
+
+def _weighted_sum(outputs: Any, weights: list[torch.Tensor]) -> torch.Tensor:
+    floats = [out for out in pytree.tree_leaves(outputs) if isinstance(out, torch.Tensor) and out.is_floating_point()]
+    return sum(((out * weight).sum() for out, weight in zip(floats, weights)), torch.zeros((), dtype=torch.float64))
+
+
+def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, testcase=None,
+                    tolerance_scale: float = 10.0) -> int:
+    """Check an operator that draws random numbers, compiled with ``backend``.
+
+    Where eager draws no random numbers for the sample (dropout with p = 0, or not training),
+    ``op_check`` compares values and gradients with eager. Otherwise a backend may draw other
+    numbers than eager, but the compiled call must give eager's shapes and dtypes, repeat
+    itself under the same ``torch.manual_seed``, draw anew under other seeds (where eager's
+    results differ between them), and compute gradients through the draws its forward made:
+    the gradient of a weighted sum of the outputs, along a random direction, must match the
+    finite difference of two compiled calls under the same seed.
+    """
+    from harness.counters import CompileCounterWithBackend
+
+    tensors, flat_fn = _flattened(func, args, kwargs)
+
+    if not _draws_random_numbers(flat_fn, tensors):
+        return op_check(func, args, kwargs, backend, check_gradients="auto", check_data_specialization=True,
+                        testcase=testcase, tolerance_scale=tolerance_scale)
+    eager = [_seeded(flat_fn, seed, _fresh_copies(tensors)) for seed in SEEDS]
+    compat.reset_dynamo()
+    counter = CompileCounterWithBackend(backend)
+    compiled = torch.compile(flat_fn, backend=counter, dynamic=False)
+    compare = _comparer(testcase, tolerance_scale)
+
+    first = _seeded(compiled, SEEDS[0], _fresh_copies(tensors))
+    if _layout(first) != _layout(eager[0]):
+        raise OpCheckFailure(f"shapes or dtypes differ from eager: compiled {_layout(first)}, eager {_layout(eager[0])}")
+    if not _identical(first, _seeded(compiled, SEEDS[0], _fresh_copies(tensors))):
+        raise OpCheckFailure("two compiled calls after the same torch.manual_seed drew different numbers: "
+                             "the seed does not reproduce the operator under this backend")
+    eager_varies = not all(_identical(eager[0], other) for other in eager[1:])  # a rare event may never occur
+    if eager_varies and all(_identical(first, _seeded(compiled, seed, _fresh_copies(tensors))) for seed in SEEDS[1:]):
+        raise OpCheckFailure(f"compiled calls under {len(SEEDS)} different seeds drew the same numbers (eager's "
+                             "differ): the operator does not draw from torch's generator under this backend")
+    _check_gradients_of_draws(flat_fn, compiled, tensors, compare)
+    return _graphs(counter)
+
+
+def _directional(fn: Callable, tensors: list[torch.Tensor], seed: int) -> tuple[float, float, list[Any]] | None:
+    """For a weighted sum of ``fn``'s floating outputs under ``seed``: the gradients, the
+    derivative along a random direction they predict, and the one two calls under the same
+    seed measure by finite difference. None when no output is differentiable."""
+    wrt = [index for index, tensor in enumerate(tensors) if tensor.requires_grad and tensor.is_floating_point()]
+    inputs = _fresh_copies(tensors)
+    outputs = _seeded(fn, seed, inputs)
+    floats = [out for out in pytree.tree_leaves(outputs) if isinstance(out, torch.Tensor) and out.is_floating_point()]
+    if not wrt or not any(out.requires_grad for out in floats):
+        return None
+    generator = torch.Generator().manual_seed(SEEDS[0])
+    weights = [torch.randn(out.shape, generator=generator, dtype=torch.float64) for out in floats]
+    directions = [torch.randn(tensors[index].shape, generator=generator) for index in wrt]
+    grads = torch.autograd.grad(_weighted_sum(outputs, weights), [inputs[index] for index in wrt], allow_unused=True)
+    predicted = sum(float((grad.double() * direction).sum()) for grad, direction in zip(grads, directions)
+                    if grad is not None)
+
+    def shifted(step: float) -> float:
+        moved = _fresh_copies(tensors)
+        with torch.no_grad():
+            for index, direction in zip(wrt, directions):
+                moved[index].add_(step * direction)
+        return float(_weighted_sum(_seeded(fn, seed, moved), weights).detach())
+
+    measured = (shifted(_STEP) - shifted(-_STEP)) / (2 * _STEP)
+    return predicted, measured, _defined(grads)
+
+
+def _agree(predicted: float, measured: float) -> bool:
+    return abs(predicted - measured) <= 0.05 * max(abs(measured), 1.0)
+
+
+def _check_gradients_of_draws(flat_fn: Callable, compiled: Callable, tensors: list[torch.Tensor], compare) -> None:
+    eager = _directional(flat_fn, tensors, SEEDS[0])
+    if eager is None:
+        return
+    compiled_result = _directional(compiled, tensors, SEEDS[0])
+    if compiled_result is None:
+        raise OpCheckFailure("eager's outputs are differentiable, the compiled call's are not")
+    predicted, measured, grads = compiled_result
+    if _agree(*eager[:2]):
+        # Eager's gradient is the derivative of what its forward drew (dropout's mask): so must be the backend's.
+        if not _agree(predicted, measured):
+            raise OpCheckFailure(
+                f"the gradient does not follow the forward's draws: along a random direction it predicts "
+                f"{predicted:.4g}, while two compiled calls under the same seed change by {measured:.4g} "
+                f"(the backward used other random numbers than the forward, or wrong gradients)")
+        return
+    # A sampling operator's gradient is defined otherwise (bernoulli's and normal's are zero); where it
+    # does not depend on the draws, the backend's must be eager's.
+    other = _directional(flat_fn, tensors, SEEDS[1])
+    if other is not None and _identical(eager[2], other[2]):
+        compare("gradients", eager[2], grads)

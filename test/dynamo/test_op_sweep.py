@@ -16,7 +16,7 @@ import re
 import torch
 
 from harness import BackendTestCase, for_each_backend
-from harness.opcheck import op_check
+from harness.opcheck import op_check, random_op_check
 
 SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
 TIERS = ("quick", "full", "none")
@@ -39,6 +39,9 @@ QUICK_TIER = {
                        "nn.functional.conv2d", "nn.functional.linear", "nn.functional.embedding",
                        "nn.functional.max_pool2d", "nn.functional.adaptive_avg_pool2d", "nn.functional.cross_entropy"],
     "sorting": ["sort", "topk", "cumsum"],
+    # Called as a user calls them, not through OpInfo's seeding wrapper (random_op_check).
+    "random": ["nn.functional.dropout", "nn.functional.scaled_dot_product_attention", "bernoulli", "normal",
+               "randn_like", "multinomial", "nn.functional.rrelu"],
 }
 
 
@@ -73,6 +76,59 @@ def selected_ops() -> list:
     return ops
 
 
+class _Handed(Exception):
+    pass
+
+
+def hands_to_seeding_wrapper(callable_) -> bool:
+    code = getattr(callable_, "__code__", None)
+    return code is not None and "wrapper_set_seed" in code.co_names
+
+
+def one_of_each_rank_first(samples: list, count: int) -> list:
+    """``count`` samples, in their order: the first of each input rank, then the earliest
+    others. A random op's first samples are often all of one rank, and the rank can decide
+    what the backend gets: 3-d attention inputs reach it decomposed, 4-d ones as the fused
+    scaled_dot_product_attention kernel."""
+    ranks: dict[int, int] = {}
+    for index, sample in enumerate(samples):
+        ranks.setdefault(sample.input.dim() if isinstance(sample.input, torch.Tensor) else -1, index)
+    chosen = sorted(ranks.values())[:count]
+    chosen += [index for index in range(len(samples)) if index not in chosen][:count - len(chosen)]
+    return [samples[index] for index in sorted(chosen)]
+
+
+def operator_inside_seeding_wrapper(callable_, args: tuple, kwargs: dict):
+    """``(operator, args, kwargs)`` for an OpInfo callable that hands a random operator to
+    torch.testing's seeding wrapper, else None.
+
+    The wrapper seeds and restores the generator around the call; Dynamo skips torch.testing
+    code, so through it no backend would ever see the operator. Replacing the wrapper with
+    one that only records what it was handed gives the call a user makes.
+    """
+    import torch.testing._internal.common_methods_invocations as opinfo_module
+
+    handed = []
+
+    def record(operator, *call_args, **call_kwargs):
+        handed.append((operator, call_args, call_kwargs))
+        raise _Handed
+
+    original = getattr(opinfo_module, "wrapper_set_seed", None)
+    if original is None or not hands_to_seeding_wrapper(callable_):
+        return None
+    opinfo_module.wrapper_set_seed = record
+    try:
+        callable_(*args, **kwargs)
+    except _Handed:
+        pass
+    except Exception:
+        return None  # not a wrapped call; op_check will report what this raises
+    finally:
+        opinfo_module.wrapper_set_seed = original
+    return handed[0] if handed else None
+
+
 def _make_test(op, samples: int):
     def test(self):
         self.check_op(op, samples)
@@ -88,15 +144,22 @@ class OpSweepTests(BackendTestCase):
     def check_op(self, op, samples: int) -> None:
         requires_grad = op.supports_autograd
         checked = 0
-        for sample in op.sample_inputs("cpu", torch.float32, requires_grad=requires_grad):
+        chosen = op.sample_inputs("cpu", torch.float32, requires_grad=requires_grad)
+        if hands_to_seeding_wrapper(op.op):
+            chosen = one_of_each_rank_first(list(chosen), samples)
+        for sample in chosen:
             if checked == samples:
                 break
             args = (sample.input, *sample.args)
+            seeded = operator_inside_seeding_wrapper(op.op, args, sample.kwargs)
             with self.subTest(sample=checked):
-                # op_check raises when the backend received no graph for the sample.
-                op_check(op.op, args, sample.kwargs, self.counter, testcase=self,
-                         check_gradients="auto" if requires_grad else False,
-                         check_data_specialization=True)
+                # Both checks raise when the backend received no graph for the sample.
+                if seeded is not None:
+                    random_op_check(*seeded, self.counter, testcase=self)
+                else:
+                    op_check(op.op, args, sample.kwargs, self.counter, testcase=self,
+                             check_gradients="auto" if requires_grad else False,
+                             check_data_specialization=True)
             checked += 1
         if checked == 0:
             self.skipTest(f"OpInfo '{op.name}' has no float32 CPU samples")

@@ -213,6 +213,18 @@ class OperatorFamilyFaultTests(unittest.TestCase):
         self.assertEqual(len(tests) - len(failed), sum(test["outcome"] == "PASS" for test in tests))
 
 
+    def test_a_wrong_attention_kernel_fails_the_attention_op(self):
+        # OpInfo calls random ops through a seeding wrapper Dynamo skips; the sweep unwraps it.
+        ops = ("nn_functional_scaled_dot_product_attention", "nn_functional_dropout")
+        with tempfile.TemporaryDirectory() as report_dir:
+            completed = run_cli("--backend", f"{FAULTY_MODULE}:wrong_attention", "--op-sweep", "quick",
+                                *(arg for op in ops for arg in ("-k", f"*.OpSweepTests_*.test_op_{op}")),
+                                "--report-dir", report_dir)
+            outcomes = {test["scenario"].rsplit("test_op_", 1)[1]: test["outcome"]
+                        for test in read_results(report_dir)["tests"]}
+        self.assertEqual(outcomes, {ops[0]: "FAIL", ops[1]: "PASS"}, completed.stdout[-3000:])
+
+
 class FaultsAreCaughtTests(unittest.TestCase):
     """One run_tests.py run: every fault against its scenarios, and the controls."""
 

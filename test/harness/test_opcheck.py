@@ -7,8 +7,9 @@ import unittest
 import torch
 
 from harness import compat
-from harness.opcheck import NoGraphCaptured, OpCheckFailure, op_check
-from test.harness.faulty_backends import memoizes_on_shapes, wrong_gradients, wrong_values
+from harness.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
+from test.harness.faulty_backends import (
+    keeps_its_own_generator, memoizes_on_shapes, replays_random_draws, wrong_gradients, wrong_values)
 
 
 class OpCheckTests(unittest.TestCase):
@@ -47,6 +48,44 @@ class OpCheckTests(unittest.TestCase):
     def test_eager_fallback_is_not_a_pass(self):
         with self.assertRaisesRegex(NoGraphCaptured, "captured no graph"):
             op_check(torch._dynamo.disable(torch.cos), (self.x,), {}, "aot_eager")
+
+
+
+def _dropout(x):
+    return torch.nn.functional.dropout(x, p=0.5, training=True)
+
+
+class RandomOpCheckTests(unittest.TestCase):
+    def setUp(self):
+        compat.reset_dynamo()
+        self.addCleanup(compat.reset_dynamo)
+        self.x = torch.randn(8, 8, requires_grad=True)
+
+    def test_correct_backends_pass(self):
+        for backend in ("eager", "aot_eager"):
+            for op, args in ((_dropout, (self.x,)), (torch.bernoulli, (torch.rand(16).requires_grad_(),)),
+                             (torch.nn.functional.rrelu, (self.x, 0.1, 0.3, True))):
+                with self.subTest(backend=backend, op=op.__name__):
+                    self.assertEqual(random_op_check(op, args, {}, backend), 1)
+
+    def test_nothing_left_random_is_compared_value_for_value(self):
+        # p = 0 draws nothing that matters: eager's values and gradients must come out.
+        no_drop = {"p": 0.0, "training": True}
+        random_op_check(torch.nn.functional.dropout, (self.x,), no_drop, "aot_eager")
+        with self.assertRaisesRegex(OpCheckFailure, r"^outputs differ"):
+            random_op_check(torch.nn.functional.dropout, (self.x,), no_drop, wrong_values)
+
+    def test_a_generator_of_its_own_is_caught(self):
+        with self.assertRaisesRegex(OpCheckFailure, r"same torch.manual_seed drew different numbers"):
+            random_op_check(_dropout, (self.x,), {}, keeps_its_own_generator)
+
+    def test_draws_that_ignore_the_seed_are_caught(self):
+        with self.assertRaisesRegex(OpCheckFailure, r"8 different seeds drew the same numbers"):
+            random_op_check(_dropout, (self.x,), {}, replays_random_draws)
+
+    def test_gradients_not_through_the_forward_draws_are_caught(self):
+        with self.assertRaisesRegex(OpCheckFailure, r"the gradient does not follow the forward's draws"):
+            random_op_check(_dropout, (self.x,), {}, wrong_gradients)
 
 
 if __name__ == "__main__":
