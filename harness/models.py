@@ -120,10 +120,10 @@ def check_train(test: Any, spec: ModelSpec) -> None:
             model.train()
             optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
             args = (_to_float64(inputs), _to_float64(target)) if label == "float64" else (inputs, target)
+            named = results[label]
             state.seed_everything()
             for index in range(1, STEPS + 1):
                 output, loss = run(model, optimizer, *args)
-                named = results[label]
                 named.update(_named_outputs(f"step {index} output", output))
                 named[f"step {index} loss"] = loss
                 named.update({f"step {index} grad of {name}": param.grad.detach().clone()
