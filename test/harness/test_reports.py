@@ -42,7 +42,7 @@ def sample_results() -> RunResults:
              "duration_s": 12.5, "backends": [{"name": "eager", "spec": "eager"}, {"name": "mine", "spec": "pkg:mine"}]},
         tests=[
             result("test.dynamo.m.LSTMTests_eager.test_lstm", "PASS", duration_s=1.5,
-                   metrics={"frames": 1, "graphs": 1, "graph_breaks": 0, "recompiles": 0}),
+                   metrics={"frames": 1, "graphs": 1, "graph_breaks": 0, "recompiles": 0, "compile_s": 1.234}),
             result("test.dynamo.m.LSTMTests_mine.test_lstm", "ERROR", backend="mine", reason=HOSTILE,
                    details=f"Traceback\n{HOSTILE}\n</pre><script>alert(2)</script>"),
             result("test.dynamo.m.LSTMTests_eager.test_other", "XFAIL", reason="expected failure: known"),
@@ -68,7 +68,7 @@ class HtmlReportTests(unittest.TestCase):
         self.assertIn("<th>eager</th><th>mine</th>", self.html)
         self.assertEqual(self.html.count('<tr class="scenario"'), 2)
         self.assertIn('class="cell CRASH"', self.html)
-        self.assertIn("frames 1 · graphs 1 · graph breaks 0 · recompiles 0", self.html)
+        self.assertIn("frames 1 · graphs 1 · graph breaks 0 · recompiles 0 · compile 1.23 s", self.html)
 
     def test_unexpected_results_come_with_a_repro_command(self):
         self.assertIn("python run_tests.py --backend pkg:mine -k test.dynamo.m.LSTMTests_mine.test_lstm -j 1", self.html)
