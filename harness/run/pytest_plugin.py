@@ -203,7 +203,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     return {
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
-        "reason": one_line(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
+        "reason": _reason(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
         "details": details,
     }
 
@@ -237,11 +237,24 @@ def _innermost_frame(excinfo: pytest.ExceptionInfo | None) -> str:
     return ""
 
 
-def one_line(error: BaseException) -> str:
+def one_line(error: BaseException, prefix: str = "") -> str:
     """``Type: first line of the message``, short enough for a table cell."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    text = prefix + (f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__)
     return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
+
+
+def _reason(error: BaseException) -> str:
+    """The one-line reason, naming the backend's own error where Dynamo wrapped it: the
+    wrapper's first line only names the backend, and "op X is not supported" is what the
+    author needs to read."""
+    inner = error
+    while type(inner).__name__ == "BackendCompilerFailed":
+        wrapped = getattr(inner, "inner_exception", None) or inner.__cause__
+        if wrapped is None:
+            break
+        inner = wrapped
+    return one_line(error) if inner is error else one_line(inner, prefix="the backend's compiler raised ")
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

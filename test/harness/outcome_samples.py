@@ -38,3 +38,12 @@ class OutcomeSamples(unittest.TestCase):
 
     def test_abort(self):
         os.abort()
+
+    def test_backend_compile_failure(self):
+        import torch
+
+        def unsupported(gm, example_inputs):
+            raise NotImplementedError("aten::bitwise_xor.Tensor is not supported\nby this compiler")
+
+        torch._dynamo.reset()
+        torch.compile(lambda x: x ^ x, backend=unsupported)(torch.ones(3, dtype=torch.int32))

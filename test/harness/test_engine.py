@@ -28,7 +28,8 @@ class EngineOutcomeTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         names = ["test_pass", "test_fail", "test_error", "test_skip", "test_expected_failure",
-                 "test_unexpected_success", "test_hostile_message", "test_failing_subtest", "test_abort"]
+                 "test_unexpected_success", "test_hostile_message", "test_failing_subtest", "test_abort",
+                 "test_backend_compile_failure"]
         directory = tempfile.TemporaryDirectory()
         cls.addClassCleanup(directory.cleanup)
         old_path = os.environ.get("PYTHONPATH")
@@ -48,7 +49,8 @@ class EngineOutcomeTests(unittest.TestCase):
             {name: result.outcome for name, result in self.results.items()},
             {"test_pass": "PASS", "test_fail": "FAIL", "test_error": "ERROR", "test_skip": "SKIP",
              "test_expected_failure": "XFAIL", "test_unexpected_success": "XPASS",
-             "test_hostile_message": "ERROR", "test_failing_subtest": "FAIL", "test_abort": "CRASH"},
+             "test_hostile_message": "ERROR", "test_failing_subtest": "FAIL", "test_abort": "CRASH",
+             "test_backend_compile_failure": "ERROR"},
         )
 
     def test_progress_callback_sees_each_result_once(self):
@@ -60,6 +62,9 @@ class EngineOutcomeTests(unittest.TestCase):
         self.assertEqual(self.results["test_skip"].reason, "not on this machine")
         self.assertRegex(self.results["test_unexpected_success"].reason, "passed, but expected to fail")
         self.assertRegex(self.results["test_abort"].reason, r"SIGABRT \(Aborted\) in test_abort \(.*outcome_samples\.py:\d+\)")
+        # Dynamo's BackendCompilerFailed names only the backend; the reason names its error.
+        self.assertEqual(self.results["test_backend_compile_failure"].reason,
+                         "the backend's compiler raised NotImplementedError: aten::bitwise_xor.Tensor is not supported")
 
     def test_failures_keep_their_traceback(self):
         self.assertIn("self.assertEqual(1, 2)", self.results["test_fail"].details)
