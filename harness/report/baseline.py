@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.report import problems
 from harness.report.results import RunResults, TestResult
 
 _FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
@@ -44,9 +45,14 @@ class Difference:
     changed: list[tuple[TestResult, TestResult]] = field(default_factory=list)
     added: list[TestResult] = field(default_factory=list)  # new tests that went as expected
     removed: list[TestResult] = field(default_factory=list)  # in the baseline, not run now
+    # Problems (harness.report.problems) present now and not before, and the other way round.
+    new_problems: list[problems.Problem] = field(default_factory=list)
+    fixed_problems: list[problems.Problem] = field(default_factory=list)
 
     def sections(self) -> list[tuple[str, list[str]]]:
         return [
+            ("new problems", [_problem_line(problem) for problem in self.new_problems]),
+            ("fixed problems", [_problem_line(problem) for problem in self.fixed_problems]),
             ("newly failing", [f"{new.id}: {old.outcome if old else 'not in baseline'} -> {new.outcome}: {new.reason}"
                                for old, new in self.new_failures]),
             ("newly failing as expected", [f"{new.id}: {old.outcome} -> {new.outcome}: {new.reason}"
@@ -72,6 +78,12 @@ class Difference:
         return "\n".join(lines)
 
 
+def _problem_line(problem: problems.Problem) -> str:
+    count = len(problem.tests)
+    return (f"{problem.backend}: {problem.outcome} {problem.representative.reason} ({count} test{'s' if count != 1 else ''}, "
+            f"e.g. {problem.representative.id})")
+
+
 def compare(old: RunResults, new: RunResults) -> Difference:
     before = {test.id: test for test in old.tests}
     difference = Difference()
@@ -90,4 +102,8 @@ def compare(old: RunResults, new: RunResults) -> Difference:
                 previous.outcome != test.outcome or stable_reason(previous.reason) != stable_reason(test.reason)):
             difference.changed.append((previous, test))
     difference.removed = sorted(before.values(), key=lambda test: test.id)
+    old_problems = {problem.id: problem for problem in problems.group(old.tests)}
+    new_problems = {problem.id: problem for problem in problems.group(new.tests)}
+    difference.new_problems = [problem for key, problem in new_problems.items() if key not in old_problems]
+    difference.fixed_problems = [problem for key, problem in old_problems.items() if key not in new_problems]
     return difference

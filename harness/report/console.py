@@ -8,7 +8,8 @@ import shlex
 from pathlib import Path
 
 from harness.expectations import DEFAULT_FILE
-from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
+from harness.report import problems
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OUTCOMES, RunResults, TestResult
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
 OP_SWEEP_PREFIX = "test_op_sweep."
@@ -42,24 +43,69 @@ def op_sweep_lines(results: RunResults) -> list[str]:
             count = lambda *outcomes: sum(test.outcome in outcomes for test in ops)  # noqa: E731
             lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {backend}: {len(ops)} ops tested, "
                          f"{count('PASS')} passed, {count('XFAIL')} expected failures, "
-                         f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped")
+                         f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
+                         + (f", {count(COLLATERAL)} collateral" if count(COLLATERAL) else ""))
     return lines
 
 
-def summary(results: RunResults, expectations: str | None = None) -> str:
+def left_broken_lines(results: RunResults) -> list[str]:
+    """One line per test after which other tests failed in its worker but pass alone."""
+    return [f"{test_id} left its worker broken: after it, {failed} later test{'s' if failed != 1 else ''} "
+            f"failed in the same worker; {collateral} of them pass alone (COLLATERAL)"
+            for test_id, (failed, collateral) in sorted(results.left_broken().items())]
+
+
+def verdict(results: RunResults) -> str:
+    counts = results.summary()
+    text = "as expected" if not counts["unexpected"] else f"{counts['unexpected']} unexpected"
+    if counts[COLLATERAL]:
+        text += f", {counts[COLLATERAL]} collateral"
+    return f"{counts['total']} tests, {text}"
+
+
+def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
+    """``repros``: problem id -> the standalone repro file written for it, if any."""
     lines = [_table(results), *op_sweep_lines(results), ""]
     unexpected = results.unexpected
+    found = problems.group(results.tests)
+    number = {test.id: index for index, problem in enumerate(found, 1) for test in problem.tests}
     if unexpected:
-        lines.append(f"{len(unexpected)} unexpected result{'s' if len(unexpected) != 1 else ''}:")
-        for test in unexpected:
-            lines.append(f"  {test.outcome:<7} {test.id}")
-            lines.append(f"          {test.reason}")
-            lines.append(f"          rerun: {repro_command(test, expectations, results.run)}")
+        lines.append(f"{len(unexpected)} unexpected result{'s' if len(unexpected) != 1 else ''} "
+                     f"([n]: the problem below):")
+        lines += [f"  {test.outcome:<7} [{number[test.id]}] {test.id}" for test in unexpected]
         lines.append("")
-    counts = results.summary()
-    verdict = "as expected" if not unexpected else f"{len(unexpected)} unexpected"
-    lines.append(f"{counts['total']} tests, {verdict}, in {results.run.get('duration_s', 0):.0f} s")
+    broken = results.left_broken()
+    for index, problem in enumerate(found, 1):
+        if index == 1:
+            lines.append(f"{len(found)} problem{'s' if len(found) != 1 else ''} in {len(unexpected)} "
+                         f"unexpected result{'s' if len(unexpected) != 1 else ''}:")
+        lines += ["", *problem_block(index, problem, results, expectations, (repros or {}).get(problem.id), broken)]
+    if found:
+        lines.append("")
+    orphans = [line for test_id, line in zip(sorted(broken), left_broken_lines(results)) if test_id not in number]
+    if orphans:  # the cause failed as expected (XFAIL), so it is no problem of its own
+        lines += [*orphans, ""]
+    lines.append(f"{verdict(results)}, in {results.run.get('duration_s', 0):.0f} s")
     return "\n".join(lines)
+
+
+def problem_block(index: int, problem: problems.Problem, results: RunResults, expectations: str | None,
+                  repro_file: str | None, broken: dict[str, tuple[int, int]]) -> list[str]:
+    simplest = problem.representative
+    count = len(problem.tests)
+    lines = [f"  [{index}] {problem.backend}: {problem.outcome} {simplest.reason}",
+             f"      {count} test{'s' if count != 1 else ''}; simplest: {simplest.id}"]
+    if problem.where:
+        lines.append(f"      in {problem.where}")
+    for test in problem.tests:
+        if test.id in broken:
+            failed, collateral = broken[test.id]
+            lines.append(f"      {test.id} left its worker broken: after it, {failed} later test"
+                         f"{'s' if failed != 1 else ''} failed in the same worker; {collateral} of them pass alone")
+    lines.append(f"      rerun: {repro_command(simplest, expectations, results.run)}")
+    if repro_file:
+        lines.append(f"      repro: python {shlex.quote(repro_file)}")
+    return lines
 
 
 def _table(results: RunResults) -> str:

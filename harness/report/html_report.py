@@ -13,8 +13,9 @@ from typing import Any
 
 import jinja2
 
-from harness.report.console import repro_command
-from harness.report.results import BACKEND_INDEPENDENT, EXPECTED_OUTCOMES, OUTCOMES, RunResults, TestResult
+from harness.report import problems
+from harness.report.console import repro_command, verdict
+from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
 
 _TEMPLATES = Path(__file__).with_name("templates")
 
@@ -70,17 +71,22 @@ def _families(results: RunResults) -> list[tuple[str, list[dict[str, Any]]]]:
     return sorted(grouped.items())
 
 
-def render(results: RunResults, difference: Any = None) -> str:
+def render(results: RunResults, difference: Any = None, repro_files: dict[str, str] | None = None) -> str:
+    """``repro_files``: problem id -> its standalone repro file, where one was written."""
     expectations = results.run.get("expectations")
     noteworthy = sorted(
         (test for test in results.tests if test.outcome != "PASS"),
-        key=lambda test: (test.outcome in EXPECTED_OUTCOMES, OUTCOMES.index(test.outcome), test.id),
+        key=lambda test: (not test.unexpected, OUTCOMES.index(test.outcome), test.id),
     )
     template = _environment().get_template("report.html.j2")
     return template.render(
         run={"torch": "?", "python": "?", "platform": "", "started": "", "duration_s": 0,
              "shard": None, "merged_from": None, "backends": [], **results.run},
         summary=results.summary(),
+        verdict=verdict(results),
+        problems=problems.group(results.tests),
+        left_broken=results.left_broken(),
+        repro_files=repro_files or {},
         outcomes=OUTCOMES,
         backends=results.backends(),
         families=_families(results),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, RunResults, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -30,6 +30,12 @@ def _testcase(test: TestResult) -> ET.Element:
         element.text = _text(test.details)
     elif test.outcome in ("SKIP", "XFAIL"):
         ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"))
+    elif test.outcome == COLLATERAL:
+        # Not this test's failure (it passes alone), so not a <failure>; counted apart by type.
+        element = ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"), type=COLLATERAL)
+        element.text = _text(test.details)
+    if test.after:
+        ET.SubElement(properties, "property", name="after", value=_text(test.after))
     return case
 
 
@@ -43,7 +49,7 @@ def render(results: RunResults) -> str:
             tests=str(len(tests)),
             failures=str(sum(test.outcome in ("FAIL", "XPASS") for test in tests)),
             errors=str(sum(test.outcome in ("ERROR", "CRASH", "TIMEOUT") for test in tests)),
-            skipped=str(sum(test.outcome in ("SKIP", "XFAIL") for test in tests)),
+            skipped=str(sum(test.outcome in ("SKIP", "XFAIL", COLLATERAL) for test in tests)),
             time=f"{sum(test.duration_s for test in tests):.3f}",
             timestamp=_text(results.run.get("started", "")),
             hostname=_text(results.run.get("host", "")),

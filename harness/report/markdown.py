@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.report.console import op_sweep_lines
+from harness.report import problems
+from harness.report.console import left_broken_lines, op_sweep_lines, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
 
 _LIMIT = 50  # entries per list; the HTML report has them all
@@ -44,9 +45,7 @@ def _listing(entries: list[str]) -> list[str]:
 
 def render(results: RunResults, difference: Any = None, baseline_name: str | None = None) -> str:
     run = results.run
-    counts = results.summary()
-    verdict = "as expected" if not counts["unexpected"] else f"{counts['unexpected']} unexpected"
-    lines = [f"## dynamo-aot-suite: {counts['total']} tests, {verdict}", "",
+    lines = [f"## dynamo-aot-suite: {verdict(results)}", "",
              f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}", ""]
     lines += _table(results)
     sweep = op_sweep_lines(results)
@@ -61,7 +60,15 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
         if not difference.new_failures:
             lines += ["", "No new failures."]
     unexpected = results.unexpected
+    found = problems.group(results.tests)
+    if found:
+        lines += ["", f"### {len(found)} problem{'s' if len(found) != 1 else ''} in {len(unexpected)} unexpected results", ""]
+        lines += _listing([f"{problem.outcome} on {problem.backend}: {problem.representative.reason} "
+                           f"({len(problem.tests)} tests; simplest {problem.representative.id})" for problem in found])
     if unexpected:
         lines += ["", f"### Unexpected results ({len(unexpected)})", ""]
         lines += _listing([f"{test.outcome} {test.id}: {test.reason}" for test in unexpected])
+    broken = left_broken_lines(results)
+    if broken:
+        lines += ["", "### Tests that left their worker broken", "", *_listing(broken)]
     return "\n".join(lines) + "\n"

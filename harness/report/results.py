@@ -14,11 +14,17 @@ from pathlib import Path
 from typing import Any, Iterable
 
 SCHEMA = "dynamo-aot-suite/results"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without COLLATERAL and its fields
 
-# In report order: the expected outcomes first, then the ones that make a run fail.
-OUTCOMES = ("PASS", "XFAIL", "SKIP", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
+# In report order: the expected outcomes first, then COLLATERAL (failed only after another
+# test broke its worker process; passes alone), then the ones that make a run fail.
+OUTCOMES = ("PASS", "XFAIL", "SKIP", "COLLATERAL", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
 EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP"})
+# Not the test's own failure, so not unexpected: the test that broke the process is.
+COLLATERAL = "COLLATERAL"
+# Outcomes after which a worker process may be left broken for the tests that follow.
+FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT", "CRASH"})
 BACKEND_INDEPENDENT = "-"  # the backend column of tests that run once, not per backend
 
 
@@ -39,10 +45,20 @@ class TestResult:
     expectation: str | None = None  # file:line of the expectations entry applied
     details: str = ""  # traceback, or the tail of a dead worker's output
     worker: str = ""
+    # The earlier test whose failure this one followed in the same worker process, when this
+    # one failed unexpectedly too (harness.run.isolation reran it alone).
+    after: str | None = None
+    # How the result was reached: None (run once), "alone" (rerun in a fresh worker; this is
+    # that run's result), "not rerun" (it needed a rerun, but the rerun limits were reached).
+    rerun: str | None = None
+    # For errors, crashes and timeouts: the innermost frame of the code that raised or was
+    # running, outside the standard library and the test runner: "function (file:line)".
+    where: str = ""
+    problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
 
     @property
     def unexpected(self) -> bool:
-        return self.outcome not in EXPECTED_OUTCOMES
+        return self.outcome not in EXPECTED_OUTCOMES and self.outcome != COLLATERAL
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,6 +80,17 @@ class RunResults:
     @property
     def unexpected(self) -> list[TestResult]:
         return [test for test in self.tests if test.unexpected]
+
+    def left_broken(self) -> dict[str, tuple[int, int]]:
+        """Per test after which others failed in its worker process, when some of those pass
+        alone: (how many failed after it, how many of them are COLLATERAL)."""
+        counts: dict[str, list[int]] = {}
+        for test in self.tests:
+            if test.after is not None:
+                entry = counts.setdefault(test.after, [0, 0])
+                entry[0] += 1
+                entry[1] += test.outcome == COLLATERAL
+        return {test_id: (failed, collateral) for test_id, (failed, collateral) in counts.items() if collateral}
 
     def backends(self) -> list[str]:
         """Backend columns in the order the run listed them; backend-independent last."""
@@ -92,10 +119,9 @@ def from_json(data: Any, source: str = "<results>") -> RunResults:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{source}: not a dynamo-aot-suite results.json (no \"schema\": \"{SCHEMA}\")")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ResultsError(
-            f"{source}: results schema version {version}, this runner reads version {SCHEMA_VERSION}"
-        )
+    if version not in READABLE_VERSIONS:
+        raise ResultsError(f"{source}: results schema version {version}, this runner reads versions "
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
     known = TestResult.__dataclass_fields__
     try:
         tests = [TestResult(**{key: value for key, value in test.items() if key in known})

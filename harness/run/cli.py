@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="worker processes: a number, or 'auto' for one per core (default: auto)")
     how.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                      help=f"seconds before a test is stopped as TIMEOUT; 0 for none (default: {DEFAULT_TIMEOUT:g})")
+    how.add_argument("--rerun-limit", type=int, default=200, metavar="N",
+                     help="rerun at most N tests that failed after an earlier failure in their worker, "
+                          "in fresh workers, to tell their own failures from collateral damage; 0: no "
+                          "reruns (default: 200)")
+    how.add_argument("--rerun-time", type=float, default=600.0, metavar="S",
+                     help="start no rerun pass later than S seconds after the first (default: 600)")
     how.add_argument("--durations", metavar="FILE",
                      help="earlier results.json (or {id: seconds} map) to order and shard by "
                           "(default: test/durations.json)")
@@ -181,6 +187,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     jobs = parse_jobs(args.jobs)
     if args.timeout < 0:
         raise UsageError(f"bad --timeout {args.timeout:g}: give seconds >= 0 (0 turns the timeout off)")
+    if args.rerun_limit < 0 or args.rerun_time < 0:
+        raise UsageError("bad --rerun-limit/--rerun-time: give a number >= 0 (--rerun-limit 0 turns reruns off)")
     shard = _parse_shard(args.shard) if args.shard else None
     if args.fail_on == "regressions" and not args.baseline:
         raise UsageError("--fail-on regressions needs --baseline FILE to tell what is new")
@@ -222,6 +230,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "shard": shard_text,
             "jobs": jobs,
             "timeout_s": args.timeout,
+            "rerun_limit": args.rerun_limit,
+            "rerun_time_s": args.rerun_time,
             "expectations": str(expectations_file),
             "argv": args.argv,
             "complete": True,
@@ -294,13 +304,14 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
 def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
-    from harness.run import engine
+    from harness.run import engine, isolation
     from harness.run.progress import Progress
 
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
         options = engine.EngineOptions(jobs=jobs, timeout=args.timeout, root=ROOT, workdir=Path(workdir))
+        limits = isolation.RerunLimits(tests=args.rerun_limit, seconds=args.rerun_time)
         try:
-            return engine.run(tests, options, Progress(len(tests), out, args.verbose))
+            return isolation.run(tests, options, lambda count: Progress(count, out, args.verbose), limits, out)
         except engine.EngineError as error:
             raise UsageError(str(error))
 
@@ -338,8 +349,9 @@ def _merge(args: argparse.Namespace, report_dir: Path, out: TextIO, baseline) ->
 
 def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
             expectations_file: Path | None, baseline) -> int:
-    from harness.report import console, writer
+    from harness.report import console, problems, writer
 
+    problems.assign(results.tests)
     difference = None
     if baseline is not None:
         from harness.report.baseline import compare

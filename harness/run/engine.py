@@ -21,7 +21,7 @@ from typing import Any, Callable
 import pytest
 
 from harness.run.pytest_plugin import PROPERTY, START_MARK, in_stdlib, short_path, worker_log_path
-from harness.report.results import BACKEND_INDEPENDENT, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
 
 _TAIL_CHARS = 6000
 # faulthandler's first line when its watchdog (dump_traceback_later) fires.
@@ -62,6 +62,8 @@ class EngineOptions:
     timeout: float  # seconds per test; 0 = none
     root: Path
     workdir: Path
+    # A rerun: after a failure, a worker hands its later tests back unrun (outcome DEFERRED).
+    defer_after_failure: bool = False
 
     @property
     def watchdog(self) -> float:
@@ -84,6 +86,9 @@ class ResultCollector:
         self.results: dict[str, TestResult] = {}
         self._started: dict[str, float] = {}
         self._phases: dict[str, list[tuple[pytest.TestReport, dict | None]]] = defaultdict(list)
+        self._pid: dict[str, int | None] = {}  # worker id -> the process it runs now
+        # (worker id, pid) -> the latest test that failed in that process
+        self._last_failure: dict[tuple[str, int | None], str] = {}
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
         self._started[nodeid] = time.monotonic()
@@ -92,14 +97,23 @@ class ResultCollector:
         info = self.by_nodeid.get(report.nodeid)
         if info is None or info.id in self.results:
             return
+        worker = _worker_id(report)
         if report.when not in ("setup", "call", "teardown"):  # xdist's report of a dead worker
-            self._finish(self._dead_worker_result(info, report))
+            self._finish(self._dead_worker_result(info, report), self._pid.pop(worker, None))
             return
-        self._phases[report.nodeid].append((report, dict(report.user_properties).get(PROPERTY)))
+        data = dict(report.user_properties).get(PROPERTY)
+        if data and data.get("pid"):
+            self._pid[worker] = data["pid"]
+        self._phases[report.nodeid].append((report, data))
         if report.when == "teardown":
-            self._finish(self._combine(info, self._phases.pop(report.nodeid)))
+            self._finish(self._combine(info, self._phases.pop(report.nodeid)), self._pid.get(worker))
 
-    def _finish(self, result: TestResult) -> None:
+    def _finish(self, result: TestResult, pid: int | None = None) -> None:
+        process = (result.worker, pid)
+        if result.unexpected and process in self._last_failure:
+            result.after = self._last_failure[process]
+        if result.outcome in FAILED_OUTCOMES:
+            self._last_failure[process] = result.id
         self.results[result.id] = result
         self.on_result(result)
 
@@ -126,6 +140,7 @@ class ResultCollector:
             expectation=(call or decisive).get("expectation"),
             details=decisive.get("details", ""),
             worker=worker,
+            where=decisive.get("where", ""),
         )
 
     def _dead_worker_result(self, info: TestInfo, report: pytest.TestReport) -> TestResult:
@@ -143,7 +158,7 @@ class ResultCollector:
             reason = f"worker {worker} died: {_death_cause(output, exit_code)}{where}"
         duration = time.monotonic() - self._started.get(info.nodeid, time.monotonic())
         return info.result(outcome, reason, duration_s=round(duration, 3),
-                           details=_tidy_dump(output)[-_TAIL_CHARS:], worker=worker)
+                           details=crash_details(output), worker=worker, where=innermost)
 
 
 def _worker_id(report: pytest.TestReport) -> str:
@@ -207,6 +222,42 @@ def _tidy_dump(output: str) -> str:
     return "\n".join(lines).strip()
 
 
+_DUMP_START = re.compile(r"^(Fatal Python error: |Timeout \(\d+:\d\d:\d\d)", re.MULTILINE)
+_THREAD_HEADER = re.compile(r"^(Current thread|Thread) 0x[0-9a-fA-F]+ .*:$|^Stack \(most recent call first\):$")
+_EXTENSION_MODULES = re.compile(r"^Extension modules: .*?(\(total: (\d+)\))?$")
+
+
+def crash_details(output: str) -> str:
+    """A dead worker's last words, most useful first: the faulthandler header and the Python
+    stack of the thread that crashed (or hung), then the other threads, then what the test
+    printed before. faulthandler writes the list of loaded extension modules last, where a
+    tail would keep it and cut the stack; it is reduced to a count."""
+    start = _DUMP_START.search(output)
+    if start is None:
+        return _tidy_dump(output)[-_TAIL_CHARS:]
+    printed, dump = output[: start.start()], output[start.start():]
+    header, current, others, block, modules_line = [], [], [], None, ""
+    for line in dump.splitlines():
+        modules = _EXTENSION_MODULES.match(line)
+        if modules:
+            modules_line = f"Extension modules: {modules.group(2) or 'many'} loaded (list left out)"
+            block = None
+            continue
+        if _THREAD_HEADER.match(line):
+            block = current if not line.startswith("Thread ") else others
+            if block is others and others:
+                others.append("")
+        elif block is not None and not line.startswith("  "):
+            block = None
+        (block if block is not None else header).append(line)
+    parts = [_tidy_dump("\n".join(header + [""] + current)), _tidy_dump("\n".join(others)), modules_line]
+    text = "\n\n".join(part for part in parts if part)
+    room = _TAIL_CHARS - len(text)
+    if printed.strip() and room > 200:
+        text += "\n\n--- output of the test before it ended ---\n" + _tidy_dump(printed)[-(room - 50):]
+    return text[: 2 * _TAIL_CHARS]
+
+
 def _innermost_frame(output: str) -> str:
     """Where the thread that crashed or hung was: its newest frame outside the standard
     library (a backend's code, or torch's)."""
@@ -256,6 +307,7 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         "--suite-selection", str(selection),
         "--suite-workdir", str(options.workdir),
         "--suite-watchdog", f"{options.watchdog:g}",
+        *(["--suite-defer-after-failure"] if options.defer_after_failure else []),
         *files,
     ]
     # Each worker's inductor compiles with its share of the cores: N workers each starting a

@@ -46,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suite-workdir", help="directory for the per-worker logs")
     group.addoption("--suite-watchdog", type=float, default=0.0,
                     help="seconds after which a stuck worker dumps its stack and exits (0: never)")
+    group.addoption("--suite-defer-after-failure", action="store_true",
+                    help="once a test fails in a worker, hand every later test of that worker back "
+                         "unrun (DEFERRED), for a fresh worker to run")
 
 
 def worker_log_path(workdir: str | os.PathLike, worker_id: str) -> Path:
@@ -65,6 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
     workdir = config.getoption("suite_workdir")
     if workerinput is not None and workdir:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
+    if workerinput is not None and config.getoption("suite_defer_after_failure"):
+        config.pluginmanager.register(DeferAfterFailure(), "dynamo_suite_defer_after_failure")
     if workerinput is not None and os.environ.get(TIMINGS_ENV):
         config.pluginmanager.register(TimingLog(os.environ[TIMINGS_ENV], workerinput["workerid"]),
                                       "dynamo_suite_timing_log")
@@ -114,6 +119,33 @@ class WorkerLog:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         faulthandler.disable()
         self.file.close()
+
+
+# The outcome a deferred test reports: the runner hands it to the next fresh worker.
+DEFERRED = "DEFERRED"
+# Outcomes after which the process may be broken for later tests (results.FAILED_OUTCOMES,
+# which this module, loaded into workers before the harness, does not import).
+_FAILED = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT"})
+
+
+class DeferAfterFailure:
+    """In a rerun: a result only counts if nothing failed before it in its process, so after
+    a failure the rest of this process's tests are skipped at once and rerun elsewhere."""
+
+    def __init__(self) -> None:
+        self.failed: str | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.failed is not None:
+            pytest.skip(f"{DEFERRED}: {self.failed} failed earlier in this worker")
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the classification
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        data = dict(outcome.get_result().user_properties).get(PROPERTY)
+        if self.failed is None and data and data["outcome"] in _FAILED:
+            self.failed = item.nodeid
 
 
 _TIMING = pytest.StashKey[dict]()
@@ -175,12 +207,15 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     expectation = getattr(testcase, "expectation", None)
     entry: dict[str, Any] = {
         "when": report.when,
+        "pid": os.getpid(),  # which process: a failure may break the process for later tests
         "metrics": getattr(testcase, "dynamo_metrics", None),
         "expectation": expectation.source if expectation is not None else None,
     }
     if report.passed:
         return {**entry, "outcome": "PASS", "reason": ""}
     if report.skipped:
+        if _skip_reason(report).startswith(f"{DEFERRED}: "):
+            return {**entry, "outcome": DEFERRED, "reason": _skip_reason(report)}
         if hasattr(report, "wasxfail"):
             reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
             return {**entry, "outcome": "XFAIL", "reason": reason}
@@ -198,12 +233,13 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         limit = re.search(r">\s*([\d.]+)\s*s", message)
         reason = f"stopped by the {float(limit.group(1)):g} s timeout" if limit else message.splitlines()[0]
         reason += f" in {where}" if where else ""
-        return {**entry, "outcome": "TIMEOUT", "reason": reason, "details": details}
+        return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details}
     failed_assertion = isinstance(error, AssertionError) and report.when == "call"
     return {
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
         "reason": _reason(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
+        "where": "" if failed_assertion or error is None else _raised_at(_innermost_error(error)),
         "details": details,
     }
 
@@ -244,17 +280,34 @@ def one_line(error: BaseException, prefix: str = "") -> str:
     return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
 
 
-def _reason(error: BaseException) -> str:
-    """The one-line reason, naming the backend's own error where Dynamo wrapped it: the
-    wrapper's first line only names the backend, and "op X is not supported" is what the
-    author needs to read."""
+def _innermost_error(error: BaseException) -> BaseException:
+    """The backend's own error inside Dynamo's BackendCompilerFailed wrappers."""
     inner = error
     while type(inner).__name__ == "BackendCompilerFailed":
         wrapped = getattr(inner, "inner_exception", None) or inner.__cause__
         if wrapped is None:
             break
         inner = wrapped
+    return inner
+
+
+def _reason(error: BaseException) -> str:
+    """The one-line reason, naming the backend's own error where Dynamo wrapped it: the
+    wrapper's first line only names the backend, and "op X is not supported" is what the
+    author needs to read."""
+    inner = _innermost_error(error)
     return one_line(error) if inner is error else one_line(inner, prefix="the backend's compiler raised ")
+
+
+def _raised_at(error: BaseException) -> str:
+    """``function (file:line)`` of the newest frame of ``error``'s traceback outside the
+    standard library and pytest: the code that raised it."""
+    import traceback
+
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if not in_stdlib(frame.filename) and "_pytest" not in frame.filename and "pytest_timeout" not in frame.filename:
+            return f"{frame.name} ({short_path(frame.filename)}:{frame.lineno})"
+    return ""
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -523,3 +523,39 @@ miscompiles_big_graphs.__doc__ = f"""Breaks: *large graphs*. A forward graph of 
 operators gets every floating output (user outputs, buffer updates and the activations
 saved for backward) shifted by 5%; smaller graphs are compiled correctly (a
 register allocator or scheduler that only fails past some size)."""
+
+
+# -- what a runner must contain (test/harness/test_isolation.py) ---------------------------
+
+_RUNTIME_BROKEN = False  # per process, like a real runtime's global state
+
+
+def _runtime_that_breaks(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    forward = make_boxed_func(gm.forward)
+
+    def run(args):
+        global _RUNTIME_BROKEN
+        if _RUNTIME_BROKEN:
+            raise RuntimeError("runtime error: semaphore already signaled")
+        if any(isinstance(arg, torch.Tensor) and arg.dtype == torch.float64 for arg in args):
+            _RUNTIME_BROKEN = True
+            raise RuntimeError("float64 buffers are not supported by this runtime")
+        return forward(args)
+
+    run._boxed_call = True
+    return run
+
+
+def _breaks_after_float64() -> Callable:
+    from functorch.compile import min_cut_rematerialization_partition
+
+    # aot_eager's partitioner: the default one draws dropout masks unlike eager in training.
+    return aot_autograd(fw_compiler=_runtime_that_breaks, bw_compiler=_runtime_that_breaks,
+                        partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
+
+
+breaks_after_float64 = _breaks_after_float64()
+breaks_after_float64.__doc__ = """Breaks: *the process, for every later test*. Its runtime refuses
+float64 inputs, and that refusal leaves it broken: every later call of any compiled graph in
+the process raises (as a runtime whose error path forgets to release a semaphore would).
+Alone, every graph without float64 inputs runs as captured."""

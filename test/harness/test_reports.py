@@ -89,9 +89,10 @@ class ConsoleTests(unittest.TestCase):
     def test_table_per_backend_and_unexpected_results(self):
         text = console.summary(sample_results())
         lines = text.splitlines()
-        self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time$")
+        self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+COLLATERAL\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time$")
         self.assertRegex(text, r"\neager\s+1\s+1\s+\.\s+\.")
-        self.assertIn("2 unexpected results:", text)
+        self.assertIn("2 unexpected results ([n]: the problem below):", text)
+        self.assertIn("2 problems in 2 unexpected results:", text)
         self.assertIn("rerun: python run_tests.py --backend pkg:mine -k test.dynamo.m.LSTMTests_mine.test_other -j 1", text)
         self.assertTrue(lines[-1].startswith("4 tests, 2 unexpected"))
 
@@ -129,7 +130,7 @@ class ResultsFileTests(unittest.TestCase):
     def test_other_schema_versions_are_refused_in_one_line(self):
         data = json.loads(sample_results().dumps())
         data["schema_version"] = 99
-        with self.assertRaisesRegex(ResultsError, "schema version 99, this runner reads version 1"):
+        with self.assertRaisesRegex(ResultsError, "schema version 99, this runner reads versions 1, 2"):
             from_json(data, "old.json")
         (self.tmp / "broken.json").write_text("{")
         with self.assertRaisesRegex(ResultsError, r"broken\.json:1: not valid JSON"):

@@ -1,0 +1,105 @@
+"""Problems, not tests: unexpected results grouped by what went wrong.
+
+A backend that drops input mutations fails a dozen scenarios with the same check; a
+backend that cannot compile one operator fails every scenario that uses it with the same
+error. The author wants the handful of causes. Two unexpected results are one problem when
+they share
+
+* the backend,
+* the outcome (FAIL, ERROR, XPASS, CRASH, TIMEOUT),
+* the failed check or the error, as its reason reads with everything that varies between
+  scenarios taken out: numbers, addresses, shapes and indexes (``output[1]: requires_grad
+  differs from eager`` and ``output: requires_grad differs from eager`` are one check),
+* for errors, crashes and timeouts, the innermost frame in the backend's code (file and
+  function, not the line, which moves between versions).
+
+Each problem has a stable id (the same problem in tomorrow's run has the same id, so a
+baseline comparison can say which problems are new and which are fixed) and a
+representative: its simplest test, the one with the fewest compiled graphs, then the
+shortest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from harness.report.results import TestResult
+
+# The suite's own checks say "<what>: <how it differs>"; unittest's assertEqual puts its
+# operands first ("True != False : output: requires_grad differs from eager").
+_OPERANDS = re.compile(r"^(\w+(?:\.\w+)*: ).*? : (?=\S)")
+_NORMALIZE = [
+    (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), ""),
+    (re.compile(r"\[[^\[\]]*\]"), ""),  # indexes, shapes and lists, innermost first
+    (re.compile(r"\[[^\[\]]*\]"), ""),
+    (re.compile(r"0x[0-9a-fA-F]+"), "#"),
+    (re.compile(r"\bgw\d+\b"), "gw#"),  # the worker that died
+    (re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w])"), "#"),
+    (re.compile(r"\b(input|output)s\b"), r"\1"),  # "inputs after the call" when a tuple
+    (re.compile(r"\bfor(?=\s*:)"), ""),  # "output for [sizes]:" once the sizes are gone
+    (re.compile(r"\s+"), " "),
+    (re.compile(r"\s+(?=[:,)])"), ""),
+]
+_WHERE_LINE = re.compile(r":\d+\)$")
+
+
+def signature(reason: str) -> str:
+    """The reason without what varies from one scenario to the next."""
+    text = _OPERANDS.sub(r"\1", reason.strip())
+    for pattern, replacement in _NORMALIZE:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+def key(test: TestResult) -> tuple[str, str, str, str]:
+    where = _WHERE_LINE.sub(")", test.where or "") if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else ""
+    return test.backend, test.outcome, signature(test.reason), where
+
+
+def problem_id(test: TestResult) -> str:
+    """``<backend>-<what went wrong, in a few words>-<hash of the whole key>``: stable
+    across runs, readable in a file name."""
+    backend, outcome, text, where = key(test)
+    words = re.sub(r"[^a-z0-9]+", "-", f"{outcome} {text.split(': ', 1)[-1]}".lower()).strip("-")[:48].rstrip("-")
+    digest = hashlib.sha1("\0".join(key(test)).encode()).hexdigest()[:6]
+    return f"{re.sub(r'[^A-Za-z0-9_.]+', '_', backend)}-{words}-{digest}"
+
+
+@dataclass
+class Problem:
+    id: str
+    backend: str
+    outcome: str
+    signature: str
+    where: str
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def representative(self) -> TestResult:
+        def simplicity(test: TestResult) -> tuple:
+            metrics = test.metrics or {}
+            return metrics.get("graphs", 0) + metrics.get("frames", 0) or float("inf"), test.duration_s, test.id
+
+        return min(self.tests, key=simplicity)
+
+
+def group(tests: list[TestResult]) -> list[Problem]:
+    """The problems among ``tests``' unexpected results, most tests first."""
+    problems: dict[str, Problem] = {}
+    for test in tests:
+        if not test.unexpected:
+            continue
+        identifier = problem_id(test)
+        if identifier not in problems:
+            backend, outcome, text, where = key(test)
+            problems[identifier] = Problem(identifier, backend, outcome, text, where)
+        problems[identifier].tests.append(test)
+    return sorted(problems.values(), key=lambda problem: (-len(problem.tests), problem.id))
+
+
+def assign(tests: list[TestResult]) -> None:
+    """Record each unexpected result's problem id on it (``problem`` in results.json)."""
+    for test in tests:
+        test.problem = problem_id(test) if test.unexpected else None
