@@ -93,6 +93,13 @@ def dynamo_metrics() -> dict[str, int]:
 _COMPILE_TIMERS = ("_compile.compile_inner", "backward._backward_impl")
 
 
+# Functions on the stack while a backend compiles: Dynamo handing it a graph, and
+# AOTAutograd compiling the backward lazily at the first backward() (get_or_compile from
+# 2.10; older releases compile it inside _backward_impl, which also runs it, so a hang
+# there cannot be told from one in the compiled backward).
+COMPILE_FRAMES = ("call_user_compiler", "_call_user_compiler", "get_or_compile")
+
+
 def compile_seconds() -> float:
     """Seconds spent compiling since Dynamo's last reset; 0 where this torch keeps no record."""
     metrics = getattr(importlib.import_module("torch._dynamo.utils"), "compilation_time_metrics", {})

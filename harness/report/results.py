@@ -54,6 +54,7 @@ class TestResult:
     # For errors, crashes and timeouts: the innermost frame of the code that raised or was
     # running, outside the standard library and the test runner: "function (file:line)".
     where: str = ""
+    time_limit_s: float | None = None  # its own time limit (None: the run's timeout_s)
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
 
     @property

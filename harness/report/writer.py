@@ -10,12 +10,13 @@ from harness.report.results import RunResults, write_atomic
 
 
 def write_all(results: RunResults, report_dir: Path, difference: Any = None,
-              baseline_name: str | None = None) -> list[Path]:
-    """``difference``: a baseline.Difference (against ``baseline_name``) to show, if any."""
+              baseline_name: str | None = None, repro_files: dict[str, str] | None = None) -> list[Path]:
+    """``difference``: a baseline.Difference (against ``baseline_name``) to show, if any;
+    ``repro_files``: problem id -> its repro file (harness.report.repros)."""
     # Rendered first, written after: a failure while rendering leaves the old set intact.
     contents = {
         "junit.xml": junit.render(results),
-        "report.html": html_report.render(results, difference),
+        "report.html": html_report.render(results, difference, repro_files),
         "summary.md": markdown.render(results, difference, baseline_name),
         # Last, because tools (and --baseline next time) treat it as the run's record.
         "results.json": results.dumps(),

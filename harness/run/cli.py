@@ -8,6 +8,7 @@ Exit codes: 0 every result as expected, 1 unexpected results (or new failures ag
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import fnmatch
 import os
@@ -23,11 +24,11 @@ from typing import NoReturn, TextIO
 from harness import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
-# Generous: an inductor scenario compiled from a cold cache on 2 busy cores can take minutes.
-DEFAULT_TIMEOUT = 600.0
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
 BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which imports torch)
+CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
+REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -79,15 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     choose.add_argument("--tier", choices=tiers.TIERS,
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
-                             "as SKIP (default: $DYNAMO_SUITE_TIER, else default)")
+                             "as SKIP; 'smoke' selects a few tests that touch every contract clause "
+                             "(harness/smoke.py), under a tenth of the default tier (default: "
+                             "$DYNAMO_SUITE_TIER, else default)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
     how = parser.add_argument_group("how to run")
     how.add_argument("-j", "--jobs", default="auto", metavar="N",
                      help="worker processes: a number, or 'auto' for one per core (default: auto)")
-    how.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                     help=f"seconds before a test is stopped as TIMEOUT; 0 for none (default: {DEFAULT_TIMEOUT:g})")
+    how.add_argument("--timeout", type=float, metavar="S",
+                     help="seconds before any test is stopped as TIMEOUT; 0 for none (default: each test's own "
+                          "limit, 30 s + 2x its recorded duration, see --durations; 300 s for tests never recorded)")
     how.add_argument("--rerun-limit", type=int, default=200, metavar="N",
                      help="rerun at most N tests that failed after an earlier failure in their worker, "
                           "in fresh workers, to tell their own failures from collateral damage; 0: no "
@@ -185,7 +189,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
 
 def _main(args: argparse.Namespace, out: TextIO) -> int:
     jobs = parse_jobs(args.jobs)
-    if args.timeout < 0:
+    if args.timeout is not None and args.timeout < 0:
         raise UsageError(f"bad --timeout {args.timeout:g}: give seconds >= 0 (0 turns the timeout off)")
     if args.rerun_limit < 0 or args.rerun_time < 0:
         raise UsageError("bad --rerun-limit/--rerun-time: give a number >= 0 (--rerun-limit 0 turns reruns off)")
@@ -201,16 +205,20 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     expectations_file = _check_expectations(args)
     torch_version, chosen = collected.torch_version, collected.backends
     tests = _choose_tests(collected.tests, args, shard)
+    tests, limits_text = _time_limits(tests, args)
     if args.list:
         for test in tests:
             print(test.id, file=out)
         return 0
     shard_text = f"{shard[0]}/{shard[1]}" if shard else None
     print(f"running {len(tests)} tests on {', '.join(b['spec'] for b in chosen)} with torch {torch_version}, "
-          f"{max(1, min(jobs, len(tests)))} worker(s), timeout {args.timeout:g} s"
+          f"{max(1, min(jobs, len(tests)))} worker(s), {limits_text}"
           + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.monotonic()
+    # Where workers leave the graphs of failing tests, for the repro files (harness.repro).
+    capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
+    os.environ[CAPTURE_ENV] = capture.name
     by_id = _run(tests, jobs, args, out)
 
     from harness.report.results import RunResults
@@ -229,16 +237,20 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
-            "timeout_s": args.timeout,
+            "timeout_s": args.timeout,  # null: each test's own limit (tests[].time_limit_s)
             "rerun_limit": args.rerun_limit,
             "rerun_time_s": args.rerun_time,
             "expectations": str(expectations_file),
             "argv": args.argv,
+            "cwd": os.getcwd(),
+            # What a repro needs to run a scenario as this run did.
+            "environment": {name: os.environ[name] for name in REPRO_ENVIRONMENT if name in os.environ},
             "complete": True,
         },
         tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],
     )
-    return _finish(args, results, report_dir, out, expectations_file, baseline)
+    with capture:
+        return _finish(args, results, report_dir, out, expectations_file, baseline, Path(capture.name))
 
 
 def _configure(args: argparse.Namespace) -> None:
@@ -288,9 +300,17 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
     """The selected tests of this shard, longest first."""
     from harness.run import shards
 
+    smoke_tier = tiers.current() == "smoke"
+    if smoke_tier:
+        from harness import smoke
+
+        # A subset, not a skip list: the other tests are left out of the run and its reports.
+        collected = [test for test in collected if test.scenario in smoke.SCENARIOS]
     tests = select(collected, args.patterns)
     if not tests:
-        raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}; python run_tests.py --list shows the ids")
+        where, listing = (" in the smoke tier", "--tier smoke --list") if smoke_tier else ("", "--list")
+        raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}{where}; "
+                         f"python run_tests.py {listing} shows the ids")
     durations = shards.load_durations(args.durations)
     # Outside its tier a stress scenario only skips: it must not weigh on ordering or shards.
     durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tiers.current())})
@@ -301,14 +321,28 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
     return sorted(tests, key=lambda test: order[test.id])
 
 
+def _time_limits(tests: list, args: argparse.Namespace) -> tuple[list, str]:
+    """The tests with their own time limits (unless --timeout sets one), and how the console
+    says it."""
+    if args.timeout is not None:
+        return tests, f"timeout {args.timeout:g} s" if args.timeout else "no timeout"
+    from harness.run import shards, timeouts
+
+    limits = timeouts.derive(tests, shards.load_durations(args.durations))
+    tests = [dataclasses.replace(test, timeout=limits[test.id][0]) for test in tests]
+    seconds = [test.timeout for test in tests] or [0.0]
+    return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations"
+
+
 def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
-    from harness.run import engine, isolation
+    from harness.run import engine, isolation, timeouts
     from harness.run.progress import Progress
 
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
-        options = engine.EngineOptions(jobs=jobs, timeout=args.timeout, root=ROOT, workdir=Path(workdir))
+        timeout = args.timeout if args.timeout is not None else timeouts.UNKNOWN
+        options = engine.EngineOptions(jobs=jobs, timeout=timeout, root=ROOT, workdir=Path(workdir))
         limits = isolation.RerunLimits(tests=args.rerun_limit, seconds=args.rerun_time)
         try:
             return isolation.run(tests, options, lambda count: Progress(count, out, args.verbose), limits, out)
@@ -348,8 +382,8 @@ def _merge(args: argparse.Namespace, report_dir: Path, out: TextIO, baseline) ->
 
 
 def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
-            expectations_file: Path | None, baseline) -> int:
-    from harness.report import console, problems, writer
+            expectations_file: Path | None, baseline, capture_dir: Path | None = None) -> int:
+    from harness.report import console, problems, repros, writer
 
     problems.assign(results.tests)
     difference = None
@@ -357,9 +391,10 @@ def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
         from harness.report.baseline import compare
 
         difference = compare(baseline, results)
-    written = writer.write_all(results, report_dir, difference, args.baseline)
+    repro_files = repros.write(results, problems.group(results.tests), report_dir, capture_dir)
+    written = writer.write_all(results, report_dir, difference, args.baseline, repro_files)
     print("", file=out)
-    print(console.summary(results, results.run.get("expectations")), file=out)
+    print(console.summary(results, results.run.get("expectations"), repro_files), file=out)
     code = 1 if results.unexpected and args.fail_on == "unexpected" else 0
     if difference is not None:
         print("", file=out)

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from harness.run.pytest_plugin import PROPERTY, START_MARK, in_stdlib, short_path, worker_log_path
+from harness.run.pytest_plugin import PROPERTY, START_MARK, in_compile, in_stdlib, short_path, worker_log_path
 from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
 
 _TAIL_CHARS = 6000
@@ -50,10 +50,14 @@ class TestInfo:
     backend: str
     backend_spec: str
     tier: str = "default"  # harness.tiers: the tier that runs it
+    timeout: float = 0.0  # its own time limit (harness.run.timeouts); 0: EngineOptions.timeout
 
     def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
+        if outcome == "TIMEOUT" and self.timeout:
+            reason += "; the limit comes from the test's recorded duration, --timeout S sets another"
         return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
-                          backend_spec=self.backend_spec, outcome=outcome, reason=reason, **fields)
+                          backend_spec=self.backend_spec, outcome=outcome, reason=reason,
+                          time_limit_s=self.timeout or None, **fields)
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,15 @@ class EngineOptions:
 
     @property
     def watchdog(self) -> float:
-        """When a worker that ignored pytest-timeout's SIGALRM is ended."""
-        return self.timeout + max(10.0, 0.1 * self.timeout) if self.timeout > 0 else 0.0
+        return watchdog(self.timeout)
+
+    def limit(self, test: TestInfo) -> float:
+        return test.timeout or self.timeout
+
+
+def watchdog(timeout: float) -> float:
+    """When a worker that ignored pytest-timeout's SIGALRM is ended."""
+    return timeout + max(10.0, 0.1 * timeout) if timeout > 0 else 0.0
 
 
 class EngineError(RuntimeError):
@@ -128,11 +139,11 @@ class ResultCollector:
                 decisive = dict(data, outcome="ERROR") if report.when == "teardown" and not report.skipped else data
         decisive = decisive or {"outcome": "PASS", "reason": ""}
         outcome, reason = decisive["outcome"], decisive.get("reason", "")
-        if (outcome in ("FAIL", "ERROR", "XFAIL") and self.options.timeout > 0
-                and duration >= self.options.timeout):
+        limit = self.options.limit(info)
+        if outcome in ("FAIL", "ERROR", "XFAIL") and limit > 0 and duration >= limit:
             # pytest-timeout's exception can be swallowed (an expected failure, a wrapper
             # that re-raises something else); the clock cannot.
-            outcome, reason = "TIMEOUT", f"exceeded the {self.options.timeout:g} s timeout ({reason})"
+            outcome, reason = "TIMEOUT", f"exceeded the {limit:g} s time limit ({reason})"
         return info.result(
             outcome, reason,
             duration_s=round(duration, 3),
@@ -151,8 +162,10 @@ class ResultCollector:
         where = f" in {innermost}" if innermost else ""
         if _WATCHDOG_HEADER.search(output):
             outcome = "TIMEOUT"
-            reason = (f"still running {self.options.watchdog:g} s after the test started, out of reach "
-                      f"of the {self.options.timeout:g} s timeout's SIGALRM{where}; worker killed")
+            limit = self.options.limit(info)
+            compiling = " while the backend was compiling" if in_compile(_current_thread(output)) else ""
+            reason = (f"still running {watchdog(limit):g} s after the test started, out of reach "
+                      f"of the {limit:g} s time limit's SIGALRM{compiling}{where}; worker killed")
         else:
             outcome = "CRASH"
             reason = f"worker {worker} died: {_death_cause(output, exit_code)}{where}"
@@ -258,11 +271,15 @@ def crash_details(output: str) -> str:
     return text[: 2 * _TAIL_CHARS]
 
 
+def _current_thread(output: str) -> str:
+    current = output.find("Current thread")
+    return output[current:] if current >= 0 else output
+
+
 def _innermost_frame(output: str) -> str:
     """Where the thread that crashed or hung was: its newest frame outside the standard
     library (a backend's code, or torch's)."""
-    current = output.find("Current thread")
-    section = output[current:] if current >= 0 else output
+    section = _current_thread(output)
     frames = [match for match in map(_FRAME.match, section.splitlines())
               if match and not _ENGINE_FRAME.search(match.group(0))]
     chosen = next((frame for frame in frames if not in_stdlib(frame["file"])), frames[0] if frames else None)
@@ -290,7 +307,8 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
     options.workdir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(options.jobs, len(tests)))
     selection = options.workdir / "selection.json"
-    selection.write_text(json.dumps([test.id for test in dispatch_order(tests, jobs)]))
+    # In order, with each test's own time limit where it has one.
+    selection.write_text(json.dumps({test.id: test.timeout for test in dispatch_order(tests, jobs)}))
     files = sorted({str(options.root / test.nodeid.split("::", 1)[0]) for test in tests})
     args = [
         "-p", "harness.run.pytest_plugin",

@@ -63,8 +63,11 @@ def run(tests: list[engine.TestInfo], options: engine.EngineOptions,
 
 
 def followers(results: dict[str, TestResult], order: list[str]) -> list[str]:
-    """Ids (in run order) of the unexpected results that followed a failure in their process."""
-    return [test_id for test_id in order if test_id in results and results[test_id].after is not None]
+    """Ids (in run order) of the unexpected results that followed a failure in their process.
+    Timeouts are left out: rerunning one costs another whole time limit, and a backend that
+    hangs compiling an operator hangs again alone."""
+    return [test_id for test_id in order if test_id in results and results[test_id].after is not None
+            and results[test_id].outcome != "TIMEOUT"]
 
 
 def rerun_followers(results: dict[str, TestResult], order: list[str],

@@ -36,13 +36,17 @@ START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log bef
 # A directory: when set, every worker appends one JSON line per test with its timings there
 # (bench/bench.py reads them to tell the harness's overhead from the scenarios' time).
 TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"
+# A directory: when set, a worker writes there the graphs each unexpectedly failing test
+# handed its backend (harness.repro), for the run's standalone repro files.
+CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"
 _REASON_LIMIT = 400
 _DETAILS_LIMIT = 8000
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dynamo-aot-suite", "dynamo-aot-suite runner (set by run_tests.py)")
-    group.addoption("--suite-selection", help="file listing the unittest ids to run, in order")
+    group.addoption("--suite-selection", help="file mapping the unittest ids to run, in order, to their "
+                                                "time limits (0: --timeout)")
     group.addoption("--suite-workdir", help="directory for the per-worker logs")
     group.addoption("--suite-watchdog", type=float, default=0.0,
                     help="seconds after which a stuck worker dumps its stack and exits (0: never)")
@@ -79,10 +83,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     selection = config.getoption("suite_selection")
     if not selection:
         return
-    order = {test_id: index for index, test_id in enumerate(json.loads(Path(selection).read_text()))}
+    limits = json.loads(Path(selection).read_text())
+    order = {test_id: index for index, test_id in enumerate(limits)}
     keep = [item for item in items if unittest_id(item) in order]
     dropped = [item for item in items if unittest_id(item) not in order]
     keep.sort(key=lambda item: order[unittest_id(item)])
+    for item in keep:
+        if limits[unittest_id(item)]:
+            item.add_marker(pytest.mark.timeout(limits[unittest_id(item)]))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
@@ -108,12 +116,17 @@ class WorkerLog:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         self.file.write(f"{START_MARK}{item.nodeid} =====\n")
         self.file.flush()
-        if self.watchdog > 0:
-            faulthandler.dump_traceback_later(self.watchdog, exit=True, file=self.file)
+        marker = item.get_closest_marker("timeout")
+        watchdog = self.watchdog
+        if watchdog > 0 and marker is not None and marker.args:
+            limit = float(marker.args[0])  # the test's own limit, plus the runner's slack
+            watchdog = limit + max(10.0, 0.1 * limit)
+        if watchdog > 0:
+            faulthandler.dump_traceback_later(watchdog, exit=True, file=self.file)
         try:
             yield
         finally:
-            if self.watchdog > 0:
+            if watchdog > 0:
                 faulthandler.cancel_dump_traceback_later()
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -231,10 +244,14 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     if isinstance(error, pytest.fail.Exception) and _TIMEOUT_MESSAGE.match(message):
         where = _innermost_frame(call.excinfo)
         limit = re.search(r">\s*([\d.]+)\s*s", message)
-        reason = f"stopped by the {float(limit.group(1)):g} s timeout" if limit else message.splitlines()[0]
+        reason = f"stopped by the {float(limit.group(1)):g} s time limit" if limit else message.splitlines()[0]
+        if in_compile("\n".join(f"in {entry.name}" for entry in call.excinfo.traceback)):
+            reason += " while the backend was compiling"
         reason += f" in {where}" if where else ""
         return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details}
     failed_assertion = isinstance(error, AssertionError) and report.when == "call"
+    if report.when == "call" and os.environ.get(CAPTURE_ENV) and expectation_allows_capture(testcase):
+        _capture_graphs(item, testcase)
     return {
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
@@ -244,7 +261,29 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     }
 
 
+def expectation_allows_capture(testcase: Any) -> bool:
+    expectation = getattr(testcase, "expectation", None)
+    return testcase is not None and (expectation is None or expectation.status != "xfail")
+
+
+def _capture_graphs(item: pytest.Item, testcase: Any) -> None:
+    try:
+        from harness import repro
+
+        repro.save(testcase, str(Path(os.environ[CAPTURE_ENV]) / f"{unittest_id(item)}.graphs"))
+    except Exception as error:  # a repro is a convenience: never let it change the result
+        print(f"dynamo-aot-suite: could not save the graphs of {item.nodeid} for a repro: {error!r}")
+
+
 _STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def in_compile(stack: str) -> bool:
+    """Whether a stack (lines ending ``in <function>``, as faulthandler writes them) is
+    inside a backend's compile."""
+    from harness.compat import COMPILE_FRAMES  # imports torch: only once a test timed out
+
+    return bool(re.search(r"\bin (" + "|".join(map(re.escape, COMPILE_FRAMES)) + r")$", stack, re.MULTILINE))
 
 
 def in_stdlib(path: str) -> bool:

@@ -559,3 +559,26 @@ breaks_after_float64.__doc__ = """Breaks: *the process, for every later test*. I
 float64 inputs, and that refusal leaves it broken: every later call of any compiled graph in
 the process raises (as a runtime whose error path forgets to release a semaphore would).
 Alone, every graph without float64 inputs runs as captured."""
+
+
+HANGING_OP = "trunc"  # 8 default-run scenarios compile a graph with aten.trunc
+
+
+def _compiler_hanging_on_trunc(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    if any(_packet_name(node) == HANGING_OP for node in gm.graph.nodes):
+        while True:  # a compiler stuck in a loop on one operator
+            time.sleep(1)
+    return make_boxed_func(gm.forward)
+
+
+def _hangs_compiling_trunc() -> Callable:
+    from functorch.compile import min_cut_rematerialization_partition
+
+    return aot_autograd(fw_compiler=_compiler_hanging_on_trunc, bw_compiler=_compiler_hanging_on_trunc,
+                        partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
+
+
+hangs_compiling_trunc = _hangs_compiling_trunc()
+hangs_compiling_trunc.__doc__ = f"""Breaks: *compiling finishes*. Compiling a graph that contains
+aten.{HANGING_OP} never returns (a compiler stuck in a loop on one operator); every other
+graph compiles as aot_eager's would."""

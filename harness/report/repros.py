@@ -1,0 +1,246 @@
+"""A standalone repro file per problem: ``<report-dir>/repros/<problem id>.py``.
+
+What a backend author hands the compiler team. The file needs torch and the backend (by
+the spec the run used), nothing of the suite, as long as the problem shows on a graph:
+
+* **graph mode**: it holds the graphs the backend received in the problem's simplest test
+  (Dynamo's FX code) and their inputs (shape, stride, dtype, requires_grad, values from a
+  seed); it compiles each with ``torch.compile(..., backend=...)``, runs it beside eager,
+  and prints every difference: a compile or run error, outputs (values, dtype, shape,
+  requires_grad), inputs after the call, gradients.
+* **scenario mode**, where the failing check is not a graph comparison (guards,
+  recompiles, global state, a crash, a hang) or the graphs alone agree with eager: it runs
+  the suite's scenario itself in a subprocess (the suite's directory is recorded in the
+  file) and reports how it ended.
+
+It exits 1 while the problem shows and 0 once it does not; ``--backend SPEC`` runs it
+against another backend. The functions that rebuild graphs and inputs are copied from
+``harness/repro.py`` (read as text: this package does not import torch).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.report.problems import Problem
+from harness.report.results import RunResults, TestResult, write_atomic
+
+_LIBRARY = Path(__file__).resolve().parents[1] / "repro.py"
+_COPIED = ("GLOBALS", "make_input", "build")
+SUITE_ROOT = Path(__file__).resolve().parents[2]
+_GRAPH_CHECKS = ("differ", "requires_grad", "raised", "Error")
+
+
+def _copied_source() -> str:
+    """harness/repro.py's functions that the repro file needs, as source text."""
+    text = _LIBRARY.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    parts = []
+    for node in tree.body:
+        names = [node.name] if isinstance(node, ast.FunctionDef) else [
+            target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
+        if any(name in _COPIED for name in names):
+            parts.append(ast.get_source_segment(text, node))
+    return "\n\n\n".join(parts)
+
+
+def _graphs(capture_dir: Path | None, test: TestResult) -> list[Any]:
+    if capture_dir is None:
+        return []
+    path = capture_dir / f"{test.id}.graphs"
+    try:
+        return ast.literal_eval(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, SyntaxError):
+        return []
+
+
+def _subject(problem: Problem, capture_dir: Path | None) -> tuple[TestResult, list[Any]]:
+    """The test the repro is made from: the simplest whose graphs were saved, if the
+    problem is one a graph can show; else the problem's simplest."""
+    if problem.outcome in ("FAIL", "ERROR"):
+        for test in sorted(problem.tests, key=lambda test: test is not problem.representative):
+            graphs = _graphs(capture_dir, test)
+            if graphs:
+                return test, graphs
+    return problem.representative, []
+
+
+def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str, Any]) -> str:
+    module, family_backend, method = test.id.rsplit(".", 2)
+    family = test.scenario.split(".")[-2]
+    settings = {
+        "PROBLEM": problem.id,
+        "BACKEND": test.backend_spec or test.backend,
+        "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT)],
+        "SCENARIO": [module, family, method],
+        "ENVIRONMENT": {key: value for key, value in run.get("environment", {}).items()},
+        "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
+        "GRAPHS": graphs,
+    }
+    header = (f'"""Standalone repro of a dynamo-aot-suite problem: {problem.id}\n\n'
+              f"{problem.outcome} on backend {problem.backend}, {len(problem.tests)} test(s); made from "
+              f"{test.id}\n  {test.reason}\n\n"
+              f"Written by run_tests.py with torch {run.get('torch', '?')}.\n\n"
+              f"    python {problem.id}.py                      # exit 1: the problem shows; 0: it does not\n"
+              f"    python {problem.id}.py --backend aot_eager  # the same against another backend\n"
+              f'"""\n')
+    assignments = "\n".join(f"{name} = {value!r}" for name, value in settings.items())
+    return header + _TEMPLATE.replace("{settings}", assignments).replace("{copied}", _copied_source())
+
+
+def write(results: RunResults, problems: list[Problem], report_dir: Path, capture_dir: Path | None) -> dict[str, str]:
+    """Write one repro per problem; problem id -> path. Old repros are replaced."""
+    directory = report_dir / "repros"
+    directory.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for problem in problems:
+        test, graphs = _subject(problem, capture_dir)
+        path = directory / f"{problem.id}.py"
+        write_atomic(path, render(problem, test, graphs, results.run))
+        written[problem.id] = str(path)
+    for stale in directory.glob("*.py"):
+        if str(stale) not in written.values():
+            stale.unlink()
+    return written
+
+
+_TEMPLATE = r'''
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import importlib.util
+import math
+import operator
+import os
+import subprocess
+import sys
+import types
+from typing import Any
+
+import torch
+
+{settings}
+
+
+{copied}
+
+
+def resolve(spec):
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    if ":" not in spec:
+        return spec
+    where, attr = spec.rsplit(":", 1)
+    if where.endswith(".py"):
+        path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
+        loaded = importlib.util.spec_from_file_location("repro_backend", path)
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+    else:
+        sys.path[:0] = [entry for entry in SEARCH_PATH if entry not in sys.path]
+        module = importlib.import_module(where)
+    for part in attr.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def differences(name, expected, actual):
+    """What tells ``actual`` (compiled) apart from ``expected`` (eager)."""
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        if len(expected) != len(actual):
+            return [f"{name}: {len(actual)} values, eager gives {len(expected)}"]
+        return [line for index, pair in enumerate(zip(expected, actual))
+                for line in differences(f"{name}[{index}]", *pair)]
+    if not isinstance(expected, torch.Tensor) or not isinstance(actual, torch.Tensor):
+        return [] if expected == actual else [f"{name}: {actual!r}, eager gives {expected!r}"]
+    for attribute in ("shape", "dtype", "requires_grad"):
+        if getattr(expected, attribute) != getattr(actual, attribute):
+            return [f"{name}: {attribute} {getattr(actual, attribute)}, eager gives {getattr(expected, attribute)}"]
+    try:
+        torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True)
+    except AssertionError as error:
+        detail = " ".join(line.strip() for line in str(error).splitlines()[1:3])
+        return [f"{name}: values differ from eager ({detail})"]
+    return []
+
+
+def replay(graph, backend):
+    forward = build(graph["code"])
+
+    def program(*args):
+        return forward(None, *args)
+
+    eager_inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in graph["inputs"]]
+    compiled_inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in graph["inputs"]]
+    torch.manual_seed(0)  # random ops draw the same numbers in both
+    expected = program(*eager_inputs)
+    torch._dynamo.reset()
+    try:
+        torch.manual_seed(0)
+        actual = torch.compile(program, backend=backend, fullgraph=True)(*compiled_inputs)
+    except Exception as error:
+        first = (str(error).strip().splitlines() or [""])[0]
+        return [f"compiled call raised {type(error).__name__}: {first}"]
+    found = differences("output", expected, actual)
+    found += differences("inputs after the call", eager_inputs, compiled_inputs)
+    leaves = [index for index, value in enumerate(eager_inputs)
+              if isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf]
+    outputs = [(want, got) for want, got in zip(*(v if isinstance(v, (list, tuple)) else [v] for v in (expected, actual)))
+               if isinstance(want, torch.Tensor) and want.requires_grad and want.dtype.is_floating_point]
+    if leaves and outputs and not found:
+        try:
+            sum(want.sum() for want, _ in outputs).backward()
+            sum(got.sum() for _, got in outputs).backward()
+        except Exception as error:
+            return [f"backward raised {type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"]
+        found += differences("gradients", [eager_inputs[i].grad for i in leaves],
+                             [compiled_inputs[i].grad for i in leaves])
+    return found
+
+
+def run_scenario(spec):
+    """Run the suite's own scenario on ``spec`` in a subprocess; 0 if it passes."""
+    module, family, method = SCENARIO
+    env = dict(os.environ, DYNAMO_SUITE_BACKENDS=spec, **ENVIRONMENT)
+    env["PYTHONPATH"] = os.pathsep.join(SEARCH_PATH + [env.get("PYTHONPATH", "")])
+    name = subprocess.run([sys.executable, "-c", "import sys; from harness.backends import resolve_backend; "
+                           "print(resolve_backend(sys.argv[1]).name)", spec],
+                          env=env, cwd=SEARCH_PATH[1], capture_output=True, text=True)
+    if name.returncode != 0:
+        print(name.stderr.strip().splitlines()[-1:])
+        return 1
+    test_id = f"{module}.{family}_{name.stdout.strip()}.{method}"
+    print(f"running the scenario: python -m unittest {test_id}", flush=True)
+    try:
+        done = subprocess.run([sys.executable, "-m", "unittest", test_id], env=env, cwd=SEARCH_PATH[1],
+                              timeout=TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        print(f"still running after {TIME_LIMIT} s")
+        return 1
+    return 0 if done.returncode == 0 else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default=BACKEND, help=f"backend spec (default: {BACKEND})")
+    spec = parser.parse_args().backend
+    if GRAPHS:
+        backend = resolve(spec)
+        found = [f"graph {index}: {line}" for index, graph in enumerate(GRAPHS) for line in replay(graph, backend)]
+        if found:
+            print(f"{len(found)} difference(s) from eager on {spec}:")
+            print("\n".join(f"  {line}" for line in found))
+            return 1
+        print(f"the {len(GRAPHS)} graph(s) agree with eager on {spec}; running the scenario itself", flush=True)
+    code = run_scenario(spec)
+    print(f"the problem shows on {spec}" if code else f"the problem does not show on {spec}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''

@@ -1,0 +1,115 @@
+"""The graphs a failing test handed the backend, as Python source for a standalone repro.
+
+Each graph becomes a function that rebuilds it: the FX code Dynamo generated (as in
+PyTorch's own repro files) and its inputs described by shape, stride, dtype, device and
+requires_grad, with values regenerated from a seed within the range the real inputs had
+(small tensors keep their exact values: indices and masks must stay valid). A graph whose
+code cannot be rebuilt outside the test (it calls something that only exists there) or does
+not run on the regenerated inputs is left out; the repro then runs the scenario itself.
+
+``harness.report.repros`` puts this source into the repro file; the runner's pytest
+plugin calls ``save`` for each unexpected FAIL or ERROR.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import os
+import types
+from typing import Any
+
+import torch
+
+EXACT_LIMIT = 64  # elements: tensors up to this size keep their values
+MAX_GRAPHS = 8  # per test: the last ones compiled
+GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
+           "nan": math.nan}
+
+
+def tensor_spec(tensor: torch.Tensor) -> dict[str, Any]:
+    spec: dict[str, Any] = {"shape": list(tensor.shape), "stride": list(tensor.stride()), "dtype": str(tensor.dtype),
+                            "device": tensor.device.type, "requires_grad": bool(tensor.requires_grad)}
+    values = tensor.detach()
+    if values.numel() <= EXACT_LIMIT:
+        spec["values"] = values.cpu().tolist()
+    elif values.numel():
+        if values.dtype == torch.bool:
+            spec["range"] = [0, 1]
+        else:
+            spec["range"] = [values.min().item(), values.max().item()]
+    return spec
+
+
+def make_input(spec: Any, generator: torch.Generator) -> Any:
+    """The input a spec describes (the repro file carries a copy of this function)."""
+    if not isinstance(spec, dict):
+        return spec
+    dtype = getattr(torch, spec["dtype"].removeprefix("torch."))
+    if "values" in spec:
+        dense = torch.tensor(spec["values"], dtype=dtype).reshape(spec["shape"])
+    else:
+        low, high = spec.get("range", [0, 1])
+        if dtype.is_floating_point or dtype.is_complex:
+            dense = torch.rand(spec["shape"], generator=generator, dtype=torch.float64) * (high - low) + low
+        else:
+            dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
+        dense = dense.to(dtype)
+    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    tensor.copy_(dense.to(spec["device"]))
+    return tensor.requires_grad_(spec["requires_grad"])
+
+
+def build(code: str) -> types.FunctionType:
+    namespace = dict(GLOBALS)
+    exec(compile(code, "<graph>", "exec"), namespace)
+    return namespace["forward"]
+
+
+def _inputs_spec(example_inputs: list[Any]) -> list[Any] | None:
+    specs = []
+    for value in example_inputs:
+        if isinstance(value, torch.Tensor) and type(value) is torch.Tensor or isinstance(value, torch.nn.Parameter):
+            specs.append(tensor_spec(value))
+        elif isinstance(value, (bool, int, float)) or value is None:
+            specs.append(value)
+        elif isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
+            specs.append(value.node.hint if hasattr(value.node, "hint") else None)
+        else:
+            return None  # a tensor subclass or another object the repro cannot recreate
+    return specs
+
+
+def replayable(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> dict[str, Any] | None:
+    """The graph as {"code", "inputs"} if it rebuilds and runs outside the test, else None."""
+    if any(node.op in ("get_attr", "call_module") for node in gm.graph.nodes):
+        return None  # needs the module's own attributes
+    specs = _inputs_spec(example_inputs)
+    if specs is None:
+        return None
+    code = gm.code.strip() + "\n"
+    try:
+        forward = build(code)
+        inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in specs]
+        forward(None, *inputs)
+    except Exception:
+        return None
+    return {"code": code, "inputs": specs}
+
+
+def save(testcase: Any, path: str) -> bool:
+    """Write the replayable graphs the test's counters saw to ``path`` (a Python literal);
+    False when there were none."""
+    pairs = [(gm, inputs) for counter in getattr(testcase, "_counters", ())
+             for gm, inputs in zip(counter.graphs, counter.example_inputs)][-MAX_GRAPHS:]
+    graphs = [graph for graph in (replayable(gm, inputs) for gm, inputs in pairs) if graph is not None]
+    if not graphs:
+        return False
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(repr(graphs))
+    os.replace(temporary, path)
+    return True
