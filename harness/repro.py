@@ -47,6 +47,15 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
     if not isinstance(spec, dict):
         return spec
     dtype = getattr(torch, spec["dtype"].removeprefix("torch."))
+    broadcast = [dim for dim, (size, step) in enumerate(zip(spec["shape"], spec["stride"])) if size > 1 and not step]
+    if broadcast:  # an expanded tensor: make one slice, then expand it as the original was
+        shape = [1 if dim in broadcast else size for dim, size in enumerate(spec["shape"])]
+        base = dict(spec, shape=shape, requires_grad=False)
+        if "values" in spec:
+            values = torch.tensor(spec["values"], dtype=dtype).reshape(spec["shape"])
+            base["values"] = values[tuple(slice(0, 1) if dim in broadcast else slice(None)
+                                          for dim in range(len(shape)))].tolist()
+        return make_input(base, generator).expand(spec["shape"]).requires_grad_(spec["requires_grad"])
     if "values" in spec:
         dense = torch.tensor(spec["values"], dtype=dtype).reshape(spec["shape"])
     else:
@@ -83,21 +92,26 @@ def _inputs_spec(example_inputs: list[Any]) -> list[Any] | None:
     return specs
 
 
-def replayable(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> dict[str, Any] | None:
-    """The graph as {"code", "inputs"} if it rebuilds and runs outside the test, else None."""
+def why_not_replayable(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> str:
+    """Why the graph cannot be rebuilt and run outside the test ("" if it can)."""
     if any(node.op in ("get_attr", "call_module") for node in gm.graph.nodes):
-        return None  # needs the module's own attributes
+        return "it reads the module's own attributes"
     specs = _inputs_spec(example_inputs)
     if specs is None:
-        return None
-    code = gm.code.strip() + "\n"
+        return "an input is neither a plain tensor nor a number"
     try:
-        forward = build(code)
-        inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in specs]
-        forward(None, *inputs)
-    except Exception:
+        forward = build(gm.code.strip() + "\n")
+        forward(None, *[make_input(spec, torch.Generator().manual_seed(0)) for spec in specs])
+    except Exception as error:
+        return f"rebuilt, it raises {type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+    return ""
+
+
+def replayable(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> dict[str, Any] | None:
+    """The graph as {"code", "inputs"} if it rebuilds and runs outside the test, else None."""
+    if why_not_replayable(gm, example_inputs):
         return None
-    return {"code": code, "inputs": specs}
+    return {"code": gm.code.strip() + "\n", "inputs": _inputs_spec(example_inputs)}
 
 
 def save(testcase: Any, path: str) -> bool:

@@ -4,6 +4,8 @@
   times a day (``python run_tests.py``).
 * ``nightly``: adds the stress scenarios, each of which takes tens of seconds or more (a
   full-length unrolled LSTM, a hundred mutated overlapping views); for nightly CI.
+* ``smoke``: a subset of the default tier, one test per contract clause (``harness.smoke``);
+  ``run_tests.py`` selects only those, and under plain unittest it runs the default tier.
 
 Chosen by ``DYNAMO_SUITE_TIER`` (``run_tests.py --tier``). A stress scenario outside its
 tier is a SKIP whose reason says how to run it, so it is never silently missing.
@@ -17,7 +19,7 @@ import unittest
 from typing import Callable
 
 TIER_ENV = "DYNAMO_SUITE_TIER"
-TIERS = ("default", "nightly")
+TIERS = ("default", "nightly", "smoke")
 _MARK = "__dynamo_suite_tier__"
 
 

@@ -114,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--accept", action="store_true",
                      help="rewrite the expectations file from this run: add unexpected failures, "
                           "drop entries whose tests now pass")
+    out.add_argument("--minify", metavar="TEST_ID",
+                     help="run nothing else: shrink TEST_ID's value or gradient mismatch to the smallest graph "
+                          "that still disagrees with eager (PyTorch's FX minifier) and write it as a repro to "
+                          "--report-dir/repros; give the backend with --backend")
     out.add_argument("--merge", nargs="+", metavar="RESULTS",
                      help="run nothing: combine shard results (results.json files or report dirs) "
                           "into --report-dir")
@@ -201,6 +205,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     if args.merge:
         return _merge(args, report_dir, out, baseline)
     _configure(args)
+    if args.minify:
+        return _minify(args, report_dir)
     collected = _collect()
     expectations_file = _check_expectations(args)
     torch_version, chosen = collected.torch_version, collected.backends
@@ -211,6 +217,10 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             print(test.id, file=out)
         return 0
     shard_text = f"{shard[0]}/{shard[1]}" if shard else None
+    if tiers.current() == "smoke":
+        from harness import smoke
+
+        print(smoke.headline({test.scenario for test in tests}), file=out)
     print(f"running {len(tests)} tests on {', '.join(b['spec'] for b in chosen)} with torch {torch_version}, "
           f"{max(1, min(jobs, len(tests)))} worker(s), {limits_text}"
           + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
@@ -251,6 +261,16 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     )
     with capture:
         return _finish(args, results, report_dir, out, expectations_file, baseline, Path(capture.name))
+
+
+def _minify(args: argparse.Namespace, report_dir: Path) -> int:
+    """In a process of its own: the runner does not import torch."""
+    import subprocess
+
+    _collect()  # a bad --backend or a missing torch stops here, in one line
+    done = subprocess.run([sys.executable, "-m", "harness.run.minify", args.minify,
+                           "--out", str(report_dir / "repros")], cwd=os.getcwd())
+    return done.returncode
 
 
 def _configure(args: argparse.Namespace) -> None:

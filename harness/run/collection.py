@@ -64,7 +64,7 @@ def collect_here() -> Collected:
         last_line = loader.errors[0].strip().splitlines()[-1]
         raise CollectionError(f"a test module failed to import: {last_line}")
     tests = []
-    for test in _flatten(suite):
+    for test in flatten(suite):
         cls, method = type(test), test._testMethodName
         backend, spec = backend_of(cls)
         key = cls.expectation_key(method) if hasattr(cls, "expectation_key") else \
@@ -74,10 +74,11 @@ def collect_here() -> Collected:
     return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests)
 
 
-def _flatten(suite: unittest.TestSuite):
+def flatten(suite: unittest.TestSuite):
+    """The test cases of a (nested) suite."""
     for item in suite:
         if isinstance(item, unittest.TestSuite):
-            yield from _flatten(item)
+            yield from flatten(item)
         else:
             yield item
 

@@ -42,6 +42,13 @@ class NightlyDecoratorTests(_GenerationTestBase):
         self.assertEqual(tiers.tier_of(generated("test_stress")), "nightly")
         self.assertEqual(tiers.tier_of(generated("test_quick")), "default")
 
+    def test_smoke_tier_skips_it_too(self):
+        # The smoke tier is a subset of the default tier; under plain unittest it is the default tier.
+        self.make_family()
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "smoke"}):
+            result = self.run_tests("Family_eager")
+        self.assertEqual((result.testsRun, len(result.skipped), result.failures, result.errors), (2, 1, [], []))
+
     def test_nightly_tier_runs_it_and_still_checks_the_graph(self):
         self.make_family()
         with mock.patch.dict(os.environ, {tiers.TIER_ENV: "nightly"}):
@@ -50,7 +57,7 @@ class NightlyDecoratorTests(_GenerationTestBase):
 
     def test_unknown_tier_is_an_error(self):
         with mock.patch.dict(os.environ, {tiers.TIER_ENV: "weekly"}):
-            with self.assertRaisesRegex(tiers.TierError, "expected one of default, nightly"):
+            with self.assertRaisesRegex(tiers.TierError, "expected one of default, nightly, smoke"):
                 tiers.current()
 
 
@@ -76,7 +83,7 @@ class RunnerTierTests(TempDirTestCase):
         completed = run_cli("--list", env={tiers.TIER_ENV: "weekly"})
         self.assertEqual(completed.returncode, 2)
         self.assertEqual(completed.stderr.strip(),
-                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly': expected one of default, nightly")
+                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly': expected one of default, nightly, smoke")
 
 
 if __name__ == "__main__":

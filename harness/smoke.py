@@ -1,0 +1,193 @@
+"""The smoke tier: a few scenarios that between them touch every clause of the backend
+contract, and the scenario families that stand for them, once (``run_tests.py --tier smoke``).
+
+Unlike ``nightly``, which adds scenarios, ``smoke`` is a subset of the default tier: the
+runner selects only the tests of the scenarios in PICKS, and every other test is simply not
+selected (not a SKIP). Under plain ``unittest`` there is no selection, so
+``DYNAMO_SUITE_TIER=smoke python -m unittest ...`` runs what the default tier runs.
+
+How the picks were chosen, so that a backend that breaks a clause still fails the run:
+
+* each faulty backend of ``test/harness/faulty_backends.py`` gets at least one pick among
+  the scenarios its self-test says must catch it (``test/harness/test_smoke.py`` checks this
+  against the fault tables), and each AOTAutograd patch of ``faulty_transforms.py`` too;
+* among those, the test that catches the most faults, then the fastest one
+  (``test/durations.json``; an inductor time there is low when a parameterized sibling
+  had already compiled the same kernel, so such times were not trusted);
+* then one test of every other family that a clause names (DoubleBackwardTests), and one
+  of each backend-independent family (they count once, not once per backend).
+
+The run stays at most a tenth of the default run. That leaves no room for one test of every
+family: test_aot_autograd alone has 16 families per backend. Those whose clause another pick
+already makes observable are listed in LEFT_TO_DEFAULT, so leaving them out is a decision
+on record (the self-test fails on a family that is in neither list). Three faults only
+nightly-tier models exercise (group_norm, transposed convolution, BatchNorm's buffer
+updates); no default-tier test, and so no smoke test, can catch them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+# The backend contract's clauses, as README.md's table names them, and double backward.
+VALUES = "output values (floats, large integers, NaN and inf)"
+DTYPE = "output dtype"
+STRIDES_AND_ALIASING = "output strides, views of inputs, outputs aliasing each other"
+AUTOGRAD_METADATA = "output requires_grad and grad_fn"
+NON_CONTIGUOUS = "right values for non-contiguous inputs"
+MUTATIONS_APPLIED = "input mutations are applied"
+MUTATIONS_ONCE = "input mutations are applied exactly once"
+GRADIENTS = "first-order gradients"
+INPUTS_LEFT_ALONE = "inputs not written to unless the function does"
+RNG_STREAM = "the RNG stream"
+CALLER_STATE = "the caller's grad mode, autocast and default dtype apply"
+STATE_AFTER = "global state after the call"
+CALL_INDEPENDENCE = "independence across calls"
+CHANGING_INPUTS = "changing inputs recompile or stay correct"
+FUNCTIONAL_MUTATIONS = "data mutations come back out of the functional graph"
+JOINT_GRADIENTS = "gradients only where required, any tangent layout"
+RANDOM_OPS = "random ops: forward mask reused in backward, seeded, fresh per call"
+SUBCLASSES = "tensor subclasses survive compilation"
+EACH_OPERATOR = "each operator, one by one"
+RANDOM_OPERATORS = "random operators: reproducible under a seed, fresh draws, gradients through the draws"
+REAL_MODELS = "real models: a training step, large graphs"
+CRASHES = "the run survives crashes and hangs"
+DOUBLE_BACKWARD = "double backward follows the AOTAutograd contract"
+
+CLAUSES = (
+    VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
+    GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
+    FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
+    CRASHES, DOUBLE_BACKWARD,
+)
+
+
+@dataclass(frozen=True)
+class Pick:
+    scenario: str  # "<module>.<Family>.<test>", as results.json's "scenario"
+    clauses: tuple[str, ...] = ()  # of CLAUSES, the ones this test makes observable
+    family_checks: str = ""  # for a family no clause names: what the family checks
+    per_backend: bool = True  # False for a family that runs once, whatever the backends
+
+    @property
+    def family(self) -> str:
+        return self.scenario.rsplit(".", 1)[0]
+
+
+CONTRACT = "test_backend_contract"
+AOT = "test_aot_autograd"
+TRANSFORMS = "test_tracing_transforms"
+
+PICKS = (
+    # -- once per backend ---------------------------------------------------------------
+    Pick(f"{CONTRACT}.OutputContractTests.test_layouts_1_transposed",
+         (VALUES, DTYPE, STRIDES_AND_ALIASING, NON_CONTIGUOUS)),
+    Pick(f"{CONTRACT}.OutputContractTests.test_nan_and_inf_propagate", (VALUES, INPUTS_LEFT_ALONE)),
+    Pick(f"{CONTRACT}.GradientContractTests.test_first_order_0_matmul_transposed",
+         (GRADIENTS, AUTOGRAD_METADATA, NON_CONTIGUOUS)),
+    Pick(f"{CONTRACT}.SideEffectContractTests.test_mutation_of_duplicated_argument",
+         (MUTATIONS_APPLIED, MUTATIONS_ONCE)),
+    Pick(f"{CONTRACT}.GlobalStateContractTests.test_grad_mode_read_and_kept", (CALLER_STATE, STATE_AFTER)),
+    Pick(f"{CONTRACT}.GlobalStateContractTests.test_deterministic_code_leaves_the_rng_stream_alone",
+         (RNG_STREAM, STATE_AFTER)),
+    Pick(f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls", (CALL_INDEPENDENCE,)),
+    Pick(f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile", (CHANGING_INPUTS,)),
+    Pick(f"{AOT}.InputMutationTests.test_input_mutation_visible_to_caller_0_add", (MUTATIONS_APPLIED,)),
+    Pick(f"{AOT}.LSTMTests.test_lstm_no_grad", (VALUES,)),
+    # Its family is the one that compiles aten.trunc, on which a compiler can be stuck.
+    Pick(f"{AOT}.ArgDupeRecompileTests.test_duplicated_then_distinct_args_recompile_0_two_args", (CHANGING_INPUTS,)),
+    Pick(f"{AOT}.DoubleBackwardTests.test_double_backward_inside_compiled_fn_1_implicit", (DOUBLE_BACKWARD,)),
+    # One of the scenarios crashes_and_hangs kills its worker in, and none it hangs in:
+    # each hang would cost its whole time limit.
+    Pick("test_python_autograd.PythonAutogradTests.test_forwards_resetting_tape", (VALUES, CRASHES)),
+    Pick(f"{TRANSFORMS}.FunctionalizedMutationTests.test_data_mutations_applied_once_per_call",
+         (FUNCTIONAL_MUTATIONS, MUTATIONS_ONCE)),
+    Pick(f"{TRANSFORMS}.JointGraphGradientTests.test_gradients_only_for_inputs_that_require_grad",
+         (JOINT_GRADIENTS,)),
+    Pick(f"{TRANSFORMS}.RandomOpsTests.test_same_seed_same_draws", (RANDOM_OPS,)),
+    Pick(f"{TRANSFORMS}.RandomOpsTests.test_successive_calls_draw_fresh_numbers", (RANDOM_OPS,)),
+    Pick(f"{TRANSFORMS}.TensorSubclassTests.test_input_mutation", (SUBCLASSES, FUNCTIONAL_MUTATIONS)),
+    Pick("test_op_sweep.OpSweepTests.test_op_sum", (EACH_OPERATOR,)),
+    Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_scaled_dot_product_attention", (RANDOM_OPERATORS,)),
+    # The one default-tier model test whose forward graph is big enough for a fault that
+    # only fires past 150 operators (about 35 s with inductor from a cold cache).
+    Pick("test_models.ModelTests.test_nn_transformer_train", (REAL_MODELS,)),
+    # -- once, whatever the backends ------------------------------------------------------
+    Pick(f"{AOT}.AotAutogradMachineryTests.test_aot_export_joint_simple_as_backend",
+         per_backend=False, family_checks="torch's tracing machinery: make_fx, export, the profiler"),
+    Pick(f"{TRANSFORMS}.FunctionalizationGraphTests.test_metadata_mutation_is_replayed_outside_the_graph",
+         per_backend=False, family_checks="functionalization's graphs, through aot_function"),
+    Pick(f"{TRANSFORMS}.JointGraphStructureTests.test_min_cut_recomputes_cheap_pointwise_ops",
+         per_backend=False, family_checks="the joint graph and its partitioners, through aot_export_joint_simple"),
+    Pick(f"{TRANSFORMS}.FunctionalModuleCallTests.test_buffer_mutation_is_applied_by_the_runtime",
+         per_backend=False, family_checks="module calls as functional calls, through aot_module_simplified"),
+    Pick(f"{TRANSFORMS}.ExportSignatureTests.test_inference_signature",
+         per_backend=False, family_checks="export signatures, through aot_export_module"),
+)
+
+# Families of the default tier with no smoke test, and the clause a pick above already makes
+# observable for each. One test of each would add 3 tests per family to a default run of
+# three backends, past a tenth of the default run.
+LEFT_TO_DEFAULT = {
+    f"{AOT}.AliasingTests": STRIDES_AND_ALIASING,
+    f"{AOT}.DataPtrTests": EACH_OPERATOR,
+    f"{AOT}.DonatedBufferTests": GRADIENTS,
+    f"{AOT}.ExpandMutationTests": MUTATIONS_APPLIED,
+    f"{AOT}.GradModeMutationTests": STATE_AFTER,
+    f"{AOT}.GraphBreakExportTests": CHANGING_INPUTS,
+    f"{AOT}.JointGraphTests": JOINT_GRADIENTS,
+    f"{AOT}.MutationEdgeCaseTests": MUTATIONS_APPLIED,
+    f"{AOT}.ParameterConstructionTests": AUTOGRAD_METADATA,
+    f"{AOT}.RequiresGradRecompileTests": CHANGING_INPUTS,
+    f"{AOT}.StorageOverlapTests": CHANGING_INPUTS,
+    f"{AOT}.UnbackedShapeTests": CHANGING_INPUTS,
+}
+
+SCENARIOS = frozenset(pick.scenario for pick in PICKS)
+
+
+def _picks(selected: Iterable[str] | None) -> list[Pick]:
+    """The picks among ``selected`` scenarios (``-k`` and ``--op-sweep none`` select fewer);
+    all of them for None."""
+    if selected is None:
+        return list(PICKS)
+    chosen = set(selected)
+    return [pick for pick in PICKS if pick.scenario in chosen]
+
+
+def families(selected: Iterable[str] | None = None) -> list[str]:
+    """The scenario families with a smoke test (among ``selected``), in PICKS' order."""
+    return list(dict.fromkeys(pick.family for pick in _picks(selected)))
+
+
+def coverage_lines(selected: Iterable[str] | None = None) -> list[str]:
+    """What a smoke run covers: one line per contract clause with the tests that make it
+    observable, then one per family with its tests."""
+    picks = _picks(selected)
+    lines = []
+    for clause in CLAUSES:
+        tests = [pick.scenario.split(".", 1)[1] for pick in picks if clause in pick.clauses]
+        if tests:
+            lines.append(f"clause {clause}: {', '.join(tests)}")
+    for family in families(selected):
+        mine = [pick for pick in picks if pick.family == family]
+        checks = next((pick.family_checks for pick in mine if pick.family_checks), "")
+        lines.append(f"family {family}: {', '.join(pick.scenario.rsplit('.', 1)[1] for pick in mine)}"
+                     + (f" ({checks})" if checks else ""))
+    return lines
+
+
+def _tests(count: int) -> str:
+    return f"{count} test" + ("" if count == 1 else "s")
+
+
+def headline(selected: Iterable[str] | None = None) -> str:
+    """The line a smoke run starts with, for the selected tests' scenarios."""
+    picks = _picks(selected)
+    clauses = {clause for pick in picks for clause in pick.clauses}
+    per_backend = sum(pick.per_backend for pick in picks)
+    total_families = len(families()) + len(LEFT_TO_DEFAULT)
+    return (f"smoke tier: {_tests(per_backend)} per backend and {len(picks) - per_backend} backend-independent, "
+            f"covering {len(clauses)} of {len(CLAUSES)} contract clauses and {len(families(selected))} of "
+            f"{total_families} scenario families (the others run in the default tier)")
