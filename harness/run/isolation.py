@@ -4,8 +4,8 @@ A failing test can leave its worker process broken -- a backend's runtime that s
 working after one bad input, a lock still held after a timeout, state a crashed compile
 left half-built -- and every later test in that process then fails for a reason that is not
 its own. So a result is only taken as the test's own when nothing failed before it in its
-process. Every unexpected result that followed a failure in the same process is rerun in
-fresh workers, which hand back (DEFERRED) whatever comes after their own first failure,
+process. Every unexpected result that followed a failure in the same process, and whose
+problem (harness.report.problems) shows nowhere else, is rerun in fresh workers, which hand back (DEFERRED) whatever comes after their own first failure,
 until each such test has run with no failure before it:
 
 * it passes (or fails as expected) there: it is COLLATERAL of the earlier failure, which is
@@ -30,7 +30,7 @@ from typing import Callable, TextIO
 
 from harness.run import engine
 from harness.run.pytest_plugin import DEFERRED
-from harness.report.problems import signature
+from harness.report.problems import key as problem_key, signature
 from harness.report.results import COLLATERAL, EXPECTED_OUTCOMES, TestResult
 
 
@@ -63,11 +63,26 @@ def run(tests: list[engine.TestInfo], options: engine.EngineOptions,
 
 
 def followers(results: dict[str, TestResult], order: list[str]) -> list[str]:
-    """Ids (in run order) of the unexpected results that followed a failure in their process.
-    Timeouts are left out: rerunning one costs another whole time limit, and a backend that
-    hangs compiling an operator hangs again alone."""
+    """Ids (in run order) of the unexpected results that followed a failure in their process
+    and need a rerun to tell whose failure they are. Left out:
+
+    * those failing the way (outcome, check or error, raising function) some test failed
+      with no failure before it in its process: that failure is a backend's own, not the
+      broken process's (on a backend with many real problems this is most of them, and each
+      rerun pass costs a worker start);
+    * timeouts: rerunning one costs another whole time limit, and a backend that hangs
+      compiling an operator hangs again alone.
+    """
+    unexpected = [result for result in results.values() if result.unexpected]
+    shown_alone = {_failure(result) for result in unexpected if result.after is None}
     return [test_id for test_id in order if test_id in results and results[test_id].after is not None
-            and results[test_id].outcome != "TIMEOUT"]
+            and results[test_id].outcome != "TIMEOUT" and _failure(results[test_id]) not in shown_alone]
+
+
+def _failure(result: TestResult) -> tuple[str, ...]:
+    """A problem's key without the backend: a run of several backends shares its workers
+    between them, so a check one backend fails cleanly tells for the others too."""
+    return problem_key(result)[1:]
 
 
 def rerun_followers(results: dict[str, TestResult], order: list[str],

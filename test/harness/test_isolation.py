@@ -77,5 +77,20 @@ class RerunTests(unittest.TestCase):
         self.assertEqual([results[name].outcome for name in NAMES[2:]], ["ERROR"] * 3)
 
 
+class FollowersTests(unittest.TestCase):
+    def test_only_failures_not_seen_without_an_earlier_failure_are_rerun(self):
+        def result(name, outcome, reason, after=None):
+            return _sample(name).result(outcome, reason, after=after)
+
+        results = {r.id: r for r in [
+            result("a", "FAIL", "AssertionError: output: values differ from eager"),  # first in its process
+            result("b", "FAIL", "AssertionError: output[1]: values differ from eager", after="a"),  # same problem
+            result("c", "ERROR", "RuntimeError: semaphore already signaled", after="a"),  # only after failures
+            result("d", "TIMEOUT", "stopped by the 30 s time limit", after="a"),  # a rerun costs a whole limit
+        ]}
+        order = [_sample(name).id for name in "abcd"]
+        self.assertEqual(isolation.followers(results, order), [_sample("c").id])
+
+
 if __name__ == "__main__":
     unittest.main()
