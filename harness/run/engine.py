@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import pytest
 
-from harness.run.pytest_plugin import PROPERTY, START_MARK, in_compile, in_stdlib, short_path, worker_log_path
+from harness.run.pytest_plugin import (PROPERTY, START_MARK, in_compile, in_stdlib, short_path, watchdog,
+                                       worker_log_path)
 from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
 
 _TAIL_CHARS = 6000
@@ -75,11 +76,6 @@ class EngineOptions:
 
     def limit(self, test: TestInfo) -> float:
         return test.timeout or self.timeout
-
-
-def watchdog(timeout: float) -> float:
-    """When a worker that ignored pytest-timeout's SIGALRM is ended."""
-    return timeout + max(10.0, 0.1 * timeout) if timeout > 0 else 0.0
 
 
 class EngineError(RuntimeError):

@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from harness.report.results import FAILED_OUTCOMES
+
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
 START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log before each test
 # A directory: when set, every worker appends one JSON line per test with its timings there
@@ -117,16 +119,15 @@ class WorkerLog:
         self.file.write(f"{START_MARK}{item.nodeid} =====\n")
         self.file.flush()
         marker = item.get_closest_marker("timeout")
-        watchdog = self.watchdog
-        if watchdog > 0 and marker is not None and marker.args:
-            limit = float(marker.args[0])  # the test's own limit, plus the runner's slack
-            watchdog = limit + max(10.0, 0.1 * limit)
-        if watchdog > 0:
-            faulthandler.dump_traceback_later(watchdog, exit=True, file=self.file)
+        deadline = self.watchdog
+        if deadline > 0 and marker is not None and marker.args:
+            deadline = watchdog(float(marker.args[0]))  # the test's own limit, plus the slack
+        if deadline > 0:
+            faulthandler.dump_traceback_later(deadline, exit=True, file=self.file)
         try:
             yield
         finally:
-            if watchdog > 0:
+            if deadline > 0:
                 faulthandler.cancel_dump_traceback_later()
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -136,9 +137,11 @@ class WorkerLog:
 
 # The outcome a deferred test reports: the runner hands it to the next fresh worker.
 DEFERRED = "DEFERRED"
-# Outcomes after which the process may be broken for later tests (results.FAILED_OUTCOMES,
-# which this module, loaded into workers before the harness, does not import).
-_FAILED = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT"})
+
+
+def watchdog(timeout: float) -> float:
+    """When a worker that ignored pytest-timeout's SIGALRM for ``timeout`` s is ended."""
+    return timeout + max(10.0, 0.1 * timeout) if timeout > 0 else 0.0
 
 
 class DeferAfterFailure:
@@ -157,7 +160,7 @@ class DeferAfterFailure:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         outcome = yield
         data = dict(outcome.get_result().user_properties).get(PROPERTY)
-        if self.failed is None and data and data["outcome"] in _FAILED:
+        if self.failed is None and data and data["outcome"] in FAILED_OUTCOMES:
             self.failed = item.nodeid
 
 
