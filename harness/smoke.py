@@ -20,9 +20,9 @@ How the picks were chosen, so that a backend that breaks a clause still fails th
 The run stays at most a tenth of the default run. That leaves no room for one test of every
 family: test_aot_autograd alone has 16 families per backend. Those whose clause another pick
 already makes observable are listed in LEFT_TO_DEFAULT, so leaving them out is a decision
-on record (the self-test fails on a family that is in neither list). Three faults only
-nightly-tier models exercise (group_norm, transposed convolution, BatchNorm's buffer
-updates); no default-tier test, and so no smoke test, can catch them.
+on record (the self-test fails on a family that is in neither list). The kernels only
+real models used to reach (group_norm, transposed convolution, BatchNorm's running
+statistics) have one quick-sweep op test each, so a fault in one is caught here too.
 """
 
 from __future__ import annotations
@@ -93,7 +93,6 @@ PICKS = (
          (RNG_STREAM, STATE_AFTER)),
     Pick(f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls", (CALL_INDEPENDENCE,)),
     Pick(f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile", (CHANGING_INPUTS,)),
-    Pick(f"{AOT}.InputMutationTests.test_input_mutation_visible_to_caller_0_add", (MUTATIONS_APPLIED,)),
     Pick(f"{AOT}.LSTMTests.test_lstm_no_grad", (VALUES,)),
     # Its family is the one that compiles aten.trunc, on which a compiler can be stuck.
     Pick(f"{AOT}.ArgDupeRecompileTests.test_duplicated_then_distinct_args_recompile_0_two_args", (CHANGING_INPUTS,)),
@@ -110,6 +109,10 @@ PICKS = (
     Pick(f"{TRANSFORMS}.TensorSubclassTests.test_input_mutation", (SUBCLASSES, FUNCTIONAL_MUTATIONS)),
     Pick("test_op_sweep.OpSweepTests.test_op_sum", (EACH_OPERATOR,)),
     Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_scaled_dot_product_attention", (RANDOM_OPERATORS,)),
+    # Kernels of real models: only the nightly models and these op tests reach them.
+    Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_group_norm", (REAL_MODELS,)),
+    Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_conv_transpose2d", (REAL_MODELS,)),
+    Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_batch_norm", (REAL_MODELS, MUTATIONS_APPLIED)),
     # The one default-tier model test whose forward graph is big enough for a fault that
     # only fires past 150 operators (about 35 s with inductor from a cold cache).
     Pick("test_models.ModelTests.test_nn_transformer_train", (REAL_MODELS,)),
@@ -136,6 +139,7 @@ LEFT_TO_DEFAULT = {
     f"{AOT}.ExpandMutationTests": MUTATIONS_APPLIED,
     f"{AOT}.GradModeMutationTests": STATE_AFTER,
     f"{AOT}.GraphBreakExportTests": CHANGING_INPUTS,
+    f"{AOT}.InputMutationTests": MUTATIONS_APPLIED,
     f"{AOT}.JointGraphTests": JOINT_GRADIENTS,
     f"{AOT}.MutationEdgeCaseTests": MUTATIONS_APPLIED,
     f"{AOT}.ParameterConstructionTests": AUTOGRAD_METADATA,

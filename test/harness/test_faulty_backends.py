@@ -224,6 +224,18 @@ class OperatorFamilyFaultTests(unittest.TestCase):
                         for test in read_results(report_dir)["tests"]}
         self.assertEqual(outcomes, {ops[0]: "FAIL", ops[1]: "PASS"}, completed.stdout[-3000:])
 
+    def test_each_model_kernel_fault_fails_exactly_its_op(self):
+        # The kernels real models reach and no other default-tier scenario does.
+        faults = {"wrong_group_norm": "group_norm", "wrong_conv_transpose": "conv_transpose2d",
+                  "skips_batch_norm_stats": "batch_norm"}
+        with tempfile.TemporaryDirectory() as report_dir:
+            patterns = [f"*.OpSweepTests_*.test_op_nn_functional_{op}" for op in faults.values()]
+            completed = run_cli("--backend", ",".join(f"{FAULTY_MODULE}:{fault}" for fault in faults),
+                                *(arg for pattern in patterns for arg in ("-k", pattern)), "--report-dir", report_dir)
+            failed = {(test["backend"], test["scenario"].rsplit("test_op_nn_functional_", 1)[1])
+                      for test in read_results(report_dir)["tests"] if test["outcome"] != "PASS"}
+        self.assertEqual(failed, set(faults.items()), completed.stdout[-3000:])
+
 
 class FaultsAreCaughtTests(unittest.TestCase):
     """One run_tests.py run: every fault against its scenarios, and the controls."""

@@ -41,14 +41,10 @@ CAUGHT_OUTSIDE_FAULTS = {
         "test_aot_autograd.ArgDupeRecompileTests.test_duplicated_then_distinct_args_recompile_0_two_args",
     # test_isolation's runtime that refuses float64 inputs: the second call gets one.
     "breaks_after_float64": "test_backend_contract.ChangingInputsTests.test_dtypes_recompile",
-}
-
-# What only nightly-tier models exercise: no default-tier test can fail on these, so neither
-# can a smoke test (test_faulty_models runs them with --tier nightly).
-NIGHTLY_ONLY_FAULTS = {
-    "wrong_group_norm": "group_norm appears only in unet_block",
-    "wrong_conv_transpose": "transposed convolution appears only in unet_block",
-    "skips_batch_norm_stats": "BatchNorm appears only in the torchvision models",
+    # OperatorFamilyFaultTests: each fails its op's test and not the other two.
+    "wrong_group_norm": "test_op_sweep.OpSweepTests.test_op_nn_functional_group_norm",
+    "wrong_conv_transpose": "test_op_sweep.OpSweepTests.test_op_nn_functional_conv_transpose2d",
+    "skips_batch_norm_stats": "test_op_sweep.OpSweepTests.test_op_nn_functional_batch_norm",
 }
 
 
@@ -127,11 +123,10 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
                           if any(fnmatch.fnmatchcase(test_id, glob) for glob in globs)]
                 self.assertTrue(caught, f"no smoke test among {globs}")
 
-    def test_every_faulty_backend_is_caught_or_nightly_only(self):
+    def test_every_faulty_backend_is_caught(self):
         in_tables = {fault.name for fault in test_faulty_backends.FAULTS}
-        self.assertEqual(set(test_faulty_models.MODEL_FAULTS) - set(CAUGHT_OUTSIDE_FAULTS) - set(NIGHTLY_ONLY_FAULTS),
-                         set())
-        self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS) - set(NIGHTLY_ONLY_FAULTS),
+        self.assertEqual(set(test_faulty_models.MODEL_FAULTS) - set(CAUGHT_OUTSIDE_FAULTS), set())
+        self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS),
                          set(), "a faulty backend with no smoke test on record")
         for fault, scenario in CAUGHT_OUTSIDE_FAULTS.items():
             with self.subTest(fault=fault):
@@ -166,7 +161,8 @@ class SmokeCoverageTests(unittest.TestCase):
         self.assertIn("clause the RNG stream: "
                       "GlobalStateContractTests.test_deterministic_code_leaves_the_rng_stream_alone", lines)
         self.assertIn("family test_op_sweep.OpSweepTests: test_op_sum, "
-                      "test_op_nn_functional_scaled_dot_product_attention", lines)
+                      "test_op_nn_functional_scaled_dot_product_attention, test_op_nn_functional_group_norm, "
+                      "test_op_nn_functional_conv_transpose2d, test_op_nn_functional_batch_norm", lines)
 
     def test_headline_counts_what_is_selected(self):
         per_backend = sum(pick.per_backend for pick in smoke.PICKS)
