@@ -26,9 +26,11 @@ from harness import tiers
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
+GENERATED_ENV = "DYNAMO_SUITE_GENERATED"  # read by test/dynamo/test_generated_programs.py
 BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which imports torch)
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
-REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV)
+REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
+                     GENERATED_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -77,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
                              "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
                              "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
+    choose.add_argument("--generated", metavar="N",
+                        help="how many generated programs (test_generated_programs: seeded view, mutation "
+                             "and aliasing programs, eager against the backend) to run: seeds 0 to N-1 "
+                             "(default: $DYNAMO_SUITE_GENERATED, else 24 in the default tier and 1000 in "
+                             "the nightly tier)")
     choose.add_argument("--tier", choices=tiers.TIERS,
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
@@ -244,6 +251,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "backends": chosen,
             "patterns": args.patterns,
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
+            "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
@@ -282,10 +290,15 @@ def _configure(args: argparse.Namespace) -> None:
         os.environ[OP_SWEEP_ENV] = args.op_sweep
     if args.tier is not None:
         os.environ[tiers.TIER_ENV] = args.tier
+    if args.generated is not None:
+        os.environ[GENERATED_ENV] = args.generated
     try:
         tiers.current()
     except tiers.TierError as error:
         raise UsageError(str(error))
+    if not os.environ.get(GENERATED_ENV, "0").isdigit():
+        raise UsageError(f"--generated / {GENERATED_ENV}={os.environ[GENERATED_ENV]!r}: expected a number of "
+                         "programs, 0 or more (e.g. --generated 200)")
     # Workers are new processes: they must find the harness (and a plugin module the user
     # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
     os.environ["PYTHONPATH"] = os.pathsep.join(

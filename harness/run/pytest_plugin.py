@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from harness.deadline import TEST_DEADLINE_ENV
 from harness.report.results import FAILED_OUTCOMES
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
@@ -124,9 +125,13 @@ class WorkerLog:
             deadline = watchdog(float(marker.args[0]))  # the test's own limit, plus the slack
         if deadline > 0:
             faulthandler.dump_traceback_later(deadline, exit=True, file=self.file)
+        if marker is not None and marker.args and float(marker.args[0]) > 0:
+            # A test that can use spare time (shrinking a generated program) stops in time.
+            os.environ[TEST_DEADLINE_ENV] = str(time.time() + float(marker.args[0]))
         try:
             yield
         finally:
+            os.environ.pop(TEST_DEADLINE_ENV, None)
             if deadline > 0:
                 faulthandler.cancel_dump_traceback_later()
 

@@ -1,0 +1,139 @@
+"""The program generator (harness.programs), the differential check and the shrinker
+(harness.differential): seeded, valid in eager, able to fail, and small when they fail.
+
+The last test is the self-test of the scenario family: the faulty backends whose faults a
+program of views, writes and aliasing can show are each found by the default budget of
+test/dynamo/test_generated_programs.py, and the correct backends disagree with none.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import unittest
+
+import torch
+import torch._dynamo
+
+from harness import programs
+from harness.differential import check_of, disagreement, shrink
+from test.dynamo.test_generated_programs import DEFAULT_BUDGET
+from test.harness import faulty_backends
+from test.harness.cli import read_results, run_cli
+
+# The faults a generated program can show (the others are about guards, RNG, global state,
+# subclasses or specific operators, which these programs do not touch by design).
+FOUND_BY_PROGRAMS = ("wrong_values", "upcasts_outputs", "copies_outputs", "detaches_outputs", "assumes_contiguous",
+                     "drops_input_mutations", "runs_graph_twice", "wrong_gradients", "reuses_output_buffers",
+                     "writes_results_into_inputs")
+
+
+def _compile_with(backend):
+    def compile_(function):
+        return torch.compile(function, backend=backend)
+
+    return compile_
+
+
+def _breaks_sine(gm, example_inputs):
+    """Replaces every sin in the graph by cos: a one-op miscompile for the shrinker."""
+    for node in gm.graph.nodes:
+        if node.target in (torch.sin, torch.ops.aten.sin.default):
+            node.target = torch.cos
+    gm.recompile()
+    return gm.forward
+
+
+class GeneratorTests(unittest.TestCase):
+    def setUp(self):
+        self.programs = [programs.generate(seed) for seed in range(60)]
+
+    def test_a_seed_always_gives_the_same_program(self):
+        self.assertEqual(programs.generate(7).source(), programs.generate(7).source())
+        self.assertEqual(len({program.source() for program in self.programs}), len(self.programs))
+
+    def test_a_program_survives_its_own_source(self):
+        for program in self.programs:
+            self.assertEqual(programs.parse(program.source()), program)
+
+    def test_programs_run_eagerly_and_deterministically(self):
+        for program in self.programs:
+            with self.subTest(seed=program.seed):
+                self.assertTrue(2 <= len(program.statements) <= programs.MAX_STATEMENTS)
+                self.assertTrue(programs.deterministic(program))
+
+    def test_programs_reach_what_the_family_is_about(self):
+        text = "\n".join(program.source() for program in self.programs)
+        for construct in (r"\] = ", r"\.(add|mul|copy|zero)_\(", r"\.transpose\(|\.t\(\)", r"\.expand", r"view\(torch",
+                          r"as_strided", r"unbind|split|chunk", r"contiguous|reshape|\.to\(", "no_grad",
+                          r"requires_grad_\(\)", r"base0\.clone\(\)", r"= base0\[|base0\.transpose"):
+            self.assertRegex(text, construct)
+        self.assertTrue(any(program.backward for program in self.programs))
+        # Outputs that alias an input or each other.
+        self.assertTrue(any(set(program.outputs) & set(program.params) or len(set(program.outputs)) < len(program.outputs)
+                            for program in self.programs))
+
+
+class DifferentialTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_correct_backends_agree(self):
+        for seed in range(10):
+            self.assertIsNone(disagreement(programs.generate(seed), _compile_with("aot_eager")))
+
+    def test_a_dropped_input_write_is_shrunk_to_the_write(self):
+        program = programs.generate(13)
+        compile_ = _compile_with(faulty_backends.drops_input_mutations)
+        message = disagreement(program, compile_)
+        self.assertRegex(message, "inputs after the call")
+        small, small_message = shrink(program, compile_, message, before_each=torch._dynamo.reset)
+        self.assertEqual(check_of(small_message), check_of(message))
+        self.assertEqual(len(small.statements), 1, small.source())
+        self.assertTrue(programs.deterministic(small))
+
+    def test_a_miscompiled_op_is_shrunk_to_its_statement(self):
+        compile_ = _compile_with(_breaks_sine)
+        for seed in range(300):
+            program = programs.generate(seed)
+            if len(program.statements) >= 8 and "torch.sin(" in program.function_source():
+                torch._dynamo.reset()
+                message = disagreement(program, compile_)
+                if message is not None:
+                    break
+        else:
+            self.fail("no generated program with 8 statements or more shows a miscompiled sin")
+        small, _ = shrink(program, compile_, message, before_each=torch._dynamo.reset)
+        self.assertLessEqual(len(small.statements), 3, small.source())
+        self.assertIn("torch.sin(", small.function_source())
+
+
+class FaultsFoundTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_each_fault_is_found_by_the_default_budget(self):
+        chosen = [programs.generate(seed) for seed in range(DEFAULT_BUDGET)]
+        for name in FOUND_BY_PROGRAMS:
+            compile_ = _compile_with(getattr(faulty_backends, name))
+            found = []
+            for program in chosen:
+                torch._dynamo.reset()
+                if disagreement(program, compile_) is not None:
+                    found.append(program.seed)
+            with self.subTest(fault=name):
+                self.assertTrue(found, f"no program of the default budget ({DEFAULT_BUDGET}) disagrees under {name}")
+
+    def test_a_failing_program_is_reported_shrunk_with_a_repro(self):
+        """Through the runner: the reason names the check, the failure shows the shrunk
+        program, and the problem's repro holds the shrunk program's graph."""
+        backend = "test.harness.faulty_backends:drops_input_mutations"
+        test_id = "test.dynamo.test_generated_programs.GeneratedProgramTests_drops_input_mutations.test_seed_0013"
+        with tempfile.TemporaryDirectory() as report_dir:
+            done = run_cli("--backend", backend, "-k", test_id, "--report-dir", report_dir)
+            self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+            (test,) = read_results(report_dir)["tests"]
+            self.assertEqual(test["outcome"], "FAIL")
+            self.assertRegex(test["reason"], "generated program disagrees with eager: inputs after the call")
+            self.assertIn("shrunk from 4 to 1 statements", test["details"])
+            self.assertRegex(done.stdout, re.escape("repro: python ") + r"\S+repros/\S+\.py")
