@@ -191,8 +191,9 @@ def shrink(program: Program, compile_: Compile, message: str, *, attempts: int =
                 best, best_message = _ddmin(candidate, found, "statements", still_fails)
                 changed = True
                 break
-    # Then simpler forms of what is left: no backward, statements outside no_grad.
-    simplifications = [lambda p: p.replace(backward=False) if p.backward else None]
+    # Then simpler forms of what is left: no unused inputs, no backward, no no_grad blocks.
+    simplifications = [functools.partial(_without_input, param=param) for param in program.params]
+    simplifications += [lambda p: p.replace(backward=False) if p.backward else None]
     simplifications += [functools.partial(_without_no_grad, index=index) for index in range(len(best.statements))]
     for simplify in simplifications:
         candidate = simplify(best)
@@ -214,6 +215,20 @@ def _earlier_outputs(program: Program) -> list[Program]:
         for name in read:
             candidates.append(program.replace(outputs=program.outputs[:index] + (name,) + program.outputs[index + 1:]))
     return candidates
+
+
+def _without_input(program: Program, param: str) -> Program | None:
+    """The program without parameter ``param`` (and its base, if nothing else views it),
+    when no statement or output reads it."""
+    used = {name for statement in program.statements for name in names_in(statement.code)} | set(program.outputs)
+    if param in used or param not in program.params or len(program.params) == 1:
+        return None
+    setup = [line for line in program.setup if not line.startswith(f"{param} = ")]
+    bases = [base for base in program.bases
+             if any(base in names_in(line.split(" = ", 1)[1]) for line in setup if not line.startswith(f"{base} = "))]
+    setup = [line for line in setup if line.split(" = ", 1)[0] not in set(program.bases) - set(bases)]
+    return program.replace(params=tuple(name for name in program.params if name != param), setup=tuple(setup),
+                           bases=tuple(bases))
 
 
 def _without_no_grad(program: Program, index: int) -> Program | None:

@@ -146,7 +146,7 @@ LEFT_TO_DEFAULT = {
     f"{AOT}.RequiresGradRecompileTests": CHANGING_INPUTS,
     f"{AOT}.StorageOverlapTests": CHANGING_INPUTS,
     f"{AOT}.UnbackedShapeTests": CHANGING_INPUTS,
-    # Combinations of the clauses the picks above check one by one; 24 programs per backend.
+    # Combinations of the clauses the picks above check one by one; 16 programs per backend.
     "test_generated_programs.GeneratedProgramTests": STRIDES_AND_ALIASING,
     # Frontend bugs, the same on every backend: expected failures, nothing about the backend.
     "test_generated_programs.FoundProgramTests": STRIDES_AND_ALIASING,

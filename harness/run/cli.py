@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     choose.add_argument("--generated", metavar="N",
                         help="how many generated programs (test_generated_programs: seeded view, mutation "
                              "and aliasing programs, eager against the backend) to run: seeds 0 to N-1 "
-                             "(default: $DYNAMO_SUITE_GENERATED, else 24 in the default tier and 1000 in "
+                             "(default: $DYNAMO_SUITE_GENERATED, else 16 in the default tier and 1000 in "
                              "the nightly tier)")
     choose.add_argument("--tier", choices=tiers.TIERS,
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
