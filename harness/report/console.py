@@ -13,6 +13,7 @@ from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OUTCOMES, Ru
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
 OP_SWEEP_PREFIX = "test_op_sweep."
+GENERATED_PREFIX = "test_generated_programs."
 
 
 def repro_command(test: TestResult, expectations: str | None = None, run: dict | None = None) -> str:
@@ -28,6 +29,8 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
         parts += ["--tier", run["tier"]]
     if test.id.startswith(f"test.dynamo.{OP_SWEEP_PREFIX}") and run.get("op_sweep", "quick") != "quick":
         parts += ["--op-sweep", run["op_sweep"]]
+    if test.id.startswith(f"test.dynamo.{GENERATED_PREFIX}") and run.get("generated") is not None:
+        parts += ["--generated", str(run["generated"])]  # the seed may lie past the tier's budget
     parts += ["-k", test.id, "-j", "1"]
     imports = os.environ.get("DYNAMO_SUITE_IMPORTS")
     prefix = f"DYNAMO_SUITE_IMPORTS={shlex.quote(imports)} " if imports else ""

@@ -113,6 +113,14 @@ class ConsoleTests(unittest.TestCase):
         self.assertIn(" --tier nightly --op-sweep full -k test.dynamo.test_op_sweep.", console.repro_command(op, run=run))
         self.assertNotIn("--op-sweep", console.repro_command(op, run={"op_sweep": "quick"}))
 
+    def test_repro_keeps_the_generated_budget(self):
+        program = TestResult(id="test.dynamo.test_generated_programs.GeneratedProgramTests_eager.test_seed_0500",
+                             scenario="s", backend="eager", backend_spec="eager", outcome="FAIL")
+        self.assertIn(" --generated 1000 -k test.dynamo.test_generated_programs.",
+                      console.repro_command(program, run={"generated": "1000"}))
+        self.assertNotIn("--generated", console.repro_command(program, run={"generated": None}))
+        self.assertNotIn("--generated", console.repro_command(sample_results().tests[1], run={"generated": "1000"}))
+
 
 class ResultsFileTests(unittest.TestCase):
     def setUp(self):
