@@ -22,62 +22,23 @@ from typing import Any, Callable
 import torch
 
 from harness.compare import assert_close, assert_same_aliasing, assert_same_strides
-from harness.programs import Program, Run, Statement, defined_name, deterministic, names_in, weighted_loss
+from harness.errors import innermost
+from harness.programs import (Program, Run, RunFailed, Statement, defined_name, deterministic, names_in, run,
+                              shares_memory)
 
 Compile = Callable[[Callable], Callable]
 _CHECKER = unittest.TestCase()  # its assert methods raise AssertionError with our messages
-
-
-class _Raised(Exception):
-    def __init__(self, phase: str, error: BaseException) -> None:
-        super().__init__(phase)
-        self.phase, self.error = phase, error
-
-
-def innermost(error: BaseException) -> BaseException:
-    """The error at the bottom of a chain (Dynamo wraps the backend's own error)."""
-    seen = set()
-    while id(error) not in seen:
-        seen.add(id(error))
-        inner = error.__cause__ or getattr(error, "inner_exception", None)
-        if not isinstance(inner, BaseException):
-            break
-        error = inner
-    return error
-
-
-def _run(program: Program, compile_: Compile | None) -> Run:
-    make_inputs, function = program.build()
-    bases, args = make_inputs()
-    try:
-        outputs = (compile_(function) if compile_ else function)(*args)
-    except Exception as error:
-        raise _Raised("the call", error) from error
-    grads = None
-    if program.backward:
-        loss = weighted_loss(outputs)
-        if loss is not None:
-            try:
-                loss.backward()
-            except Exception as error:
-                raise _Raised("backward", error) from error
-            grads = [base.grad for base in bases if base.requires_grad]
-    return Run(args, bases, outputs, grads)
 
 
 def _metadata(tensors: list[torch.Tensor]) -> list[tuple]:
     return [(tuple(t.shape), t.stride(), t.storage_offset(), t.dtype) for t in tensors]
 
 
-def _aliasing_outputs(run: Run) -> list[torch.Tensor]:
+def _aliasing_outputs(result: Run) -> list[torch.Tensor]:
     """The outputs that are views of an input: their layout follows from the input's
     (a view of an intermediate is laid out as that intermediate, which is not fixed)."""
-    return [out for out in run.outputs if isinstance(out, torch.Tensor) and out.numel()
-            and any(_shares(out, memory) for memory in run.bases)]
-
-
-def _shares(first: torch.Tensor, second: torch.Tensor) -> bool:
-    return second.numel() > 0 and first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
+    return [out for out in result.outputs if isinstance(out, torch.Tensor) and out.numel()
+            and any(base.numel() and shares_memory(out, base) for base in result.bases)]
 
 
 def _floats_as_floats(expected: tuple, actual: tuple) -> tuple[tuple, tuple]:
@@ -122,10 +83,10 @@ def compare(expected: Run, actual: Run) -> None:
 
 def disagreement(program: Program, compile_: Compile) -> str | None:
     """How the compiled run of ``program`` differs from eager (None if it does not)."""
-    expected = _run(program, None)
+    expected = run(program)
     try:
-        actual = _run(program, compile_)
-    except _Raised as raised:
+        actual = run(program, compile_)
+    except RunFailed as raised:
         error = innermost(raised.error)
         message = (str(error).strip().splitlines() or [""])[0]
         return f"compiled program raised in {raised.phase} (eager did not): {type(error).__name__}: {message}"

@@ -30,6 +30,8 @@ from typing import Any, Callable
 
 import torch
 
+from harness.compare import weighted_loss
+
 MAX_STATEMENTS = 12
 
 # Where torch.compile's frontend (Dynamo and AOTAutograd, shared by every backend) disagrees
@@ -135,26 +137,31 @@ class Run:
     grads: list[torch.Tensor | None] | None
 
 
-def weighted_loss(outputs: tuple) -> torch.Tensor | None:
-    # A fixed weight per element, so a gradient right only in sum (or permuted) shows.
-    parts = []
-    for out in outputs:
-        if isinstance(out, torch.Tensor) and out.requires_grad and out.dtype.is_floating_point:
-            weights = torch.arange(1, out.numel() + 1, dtype=out.dtype).reshape(out.shape) / (out.numel() + 1)
-            parts.append((out * weights).sum())
-    return sum(parts) if parts else None
+class RunFailed(Exception):
+    """A run raised: in ``phase`` ("the call" or "backward"), with ``error``."""
+
+    def __init__(self, phase: str, error: BaseException) -> None:
+        super().__init__(f"{phase}: {type(error).__name__}: {error}")
+        self.phase, self.error = phase, error
 
 
-def run(program: Program, function: Callable | None = None, *, backward: bool | None = None) -> Run:
-    make_inputs, eager = program.build()
+def run(program: Program, compile_: Callable[[Callable], Callable] | None = None) -> Run:
+    """Run ``program`` on fresh inputs, eagerly or through ``compile_``, and its backward
+    (a weighted loss over the outputs that require grad) if ``program.backward``."""
+    make_inputs, function = program.build()
     bases, args = make_inputs()
-    outputs = (function or eager)(*args)
+    try:
+        outputs = (compile_(function) if compile_ else function)(*args)
+    except Exception as error:
+        raise RunFailed("the call", error) from error
     grads = None
-    if program.backward if backward is None else backward:
-        loss = weighted_loss(outputs)
-        if loss is not None:
+    loss = weighted_loss(outputs) if program.backward else None
+    if loss is not None:
+        try:
             loss.backward()
-            grads = [base.grad for base in bases if base.requires_grad]
+        except Exception as error:
+            raise RunFailed("backward", error) from error
+        grads = [base.grad for base in bases if base.requires_grad]
     return Run(args, bases, outputs, grads)
 
 
@@ -177,12 +184,12 @@ def deterministic(program: Program) -> bool:
 
 # -- generating --------------------------------------------------------------------------
 
-def _shares_memory(first: torch.Tensor, second: torch.Tensor) -> bool:
+def shares_memory(first: torch.Tensor, second: torch.Tensor) -> bool:
     return first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
 
 
 def _same_view(first: torch.Tensor, second: torch.Tensor) -> bool:
-    return (_shares_memory(first, second) and first.storage_offset() == second.storage_offset()
+    return (shares_memory(first, second) and first.storage_offset() == second.storage_offset()
             and first.shape == second.shape and first.stride() == second.stride())
 
 
@@ -207,6 +214,7 @@ class _Builder:
         self.seed = seed
         self.setup: list[str] = []
         self.bases: list[str] = []
+        self.base_shapes: dict[str, tuple[int, ...]] = {}
         self.params: list[str] = []
         self.statements: list[Statement] = []
         self.values: dict[str, torch.Tensor] = {}
@@ -222,7 +230,7 @@ class _Builder:
             param = "abc"[index]
             if self.bases and rng.random() < 0.3:  # another view of an earlier input's memory
                 base = rng.choice(self.bases)
-                self.setup.append(f"{param} = {base}{self._input_view(self._shape_of_base(base))}")
+                self.setup.append(f"{param} = {base}{self._input_view(self.base_shapes[base])}")
             else:
                 base = f"base{len(self.bases)}"
                 shape = rng.choice(shapes)
@@ -230,6 +238,7 @@ class _Builder:
                 self.setup.append(f"{base} = torch.randn({shape}, generator=generator)"
                                   + (".requires_grad_()" if grad else ""))
                 self.bases.append(base)
+                self.base_shapes[base] = shape
                 kind = rng.random()
                 if grad and kind < 0.5:  # a non-leaf that requires grad: it may be mutated
                     self.setup.append(f"{param} = {base}.clone()")
@@ -238,10 +247,6 @@ class _Builder:
                 else:
                     self.setup.append(f"{param} = {base}")
             self.params.append(param)
-
-    def _shape_of_base(self, base: str) -> tuple[int, ...]:
-        line = next(line for line in self.setup if line.startswith(f"{base} = "))
-        return eval(line.split("torch.randn(", 1)[1].split(", generator")[0])
 
     def _input_view(self, shape: tuple[int, ...]) -> str:
         options = [""]
@@ -261,7 +266,7 @@ class _Builder:
                 if isinstance(value, torch.Tensor) and predicate(value)]
 
     def inputs_sharing(self, tensor: torch.Tensor) -> list[str]:
-        return [param for param in self.params if _shares_memory(self.inputs[param], tensor)]
+        return [param for param in self.params if shares_memory(self.inputs[param], tensor)]
 
     def aliased_inputs(self) -> bool:
         return any(len(self.inputs_sharing(tensor)) > 1 for tensor in self.inputs.values())
@@ -361,7 +366,7 @@ class _Builder:
             return None
         x, rng = self.values[name], self.rng
         other = self._other_operand(x.shape, x.dtype)
-        if other in self.values and _shares_memory(self.values[other], x) and not _same_view(self.values[other], x):
+        if other in self.values and shares_memory(self.values[other], x) and not _same_view(self.values[other], x):
             return None  # reading memory while writing it elsewhere: order-dependent
         if other in self.values and self.values[other].requires_grad and self.inputs_sharing(x):
             return None  # see FRONTEND_LIMITS
@@ -376,7 +381,7 @@ class _Builder:
         if x.dim() >= 1:
             row = rng.randrange(x.shape[0])
             value = self._other_operand(x.shape[1:], x.dtype)
-            if not (value in self.values and _shares_memory(self.values[value], x)):
+            if not (value in self.values and shares_memory(self.values[value], x)):
                 options += [f"{name}[{row}] = {value}", f"{name}[{row}:] += {value if x.shape[0] - row == 1 else '1'}"]
         return rng.choice(options)
 

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from harness.deadline import TEST_DEADLINE_ENV
+from harness.errors import innermost
 from harness.report.results import FAILED_OUTCOMES
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
@@ -264,7 +265,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
         "reason": _reason(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
-        "where": "" if failed_assertion or error is None else _raised_at(_innermost_error(error)),
+        "where": "" if failed_assertion or error is None else _raised_at(innermost(error)),
         "details": details,
     }
 
@@ -327,22 +328,11 @@ def one_line(error: BaseException, prefix: str = "") -> str:
     return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
 
 
-def _innermost_error(error: BaseException) -> BaseException:
-    """The backend's own error inside Dynamo's BackendCompilerFailed wrappers."""
-    inner = error
-    while type(inner).__name__ == "BackendCompilerFailed":
-        wrapped = getattr(inner, "inner_exception", None) or inner.__cause__
-        if wrapped is None:
-            break
-        inner = wrapped
-    return inner
-
-
 def _reason(error: BaseException) -> str:
     """The one-line reason, naming the backend's own error where Dynamo wrapped it: the
     wrapper's first line only names the backend, and "op X is not supported" is what the
     author needs to read."""
-    inner = _innermost_error(error)
+    inner = innermost(error)
     return one_line(error) if inner is error else one_line(inner, prefix="the backend's compiler raised ")
 
 
