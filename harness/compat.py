@@ -63,6 +63,17 @@ def replace_registered_backend(name: str, compiler_fn: Callable) -> None:
 # Dynamo state.
 
 
+def warm_inductor_toolchain() -> None:
+    """Probe which vector instruction sets g++ and this CPU support, as inductor's first CPU
+    compile does (the probes' programs land in inductor's cache on disk); nothing where the
+    probe lives elsewhere."""
+    try:
+        pick_vec_isa = importlib.import_module("torch._inductor.cpu_vec_isa").pick_vec_isa
+    except (ImportError, AttributeError):
+        return
+    pick_vec_isa()
+
+
 def reset_dynamo() -> None:
     # torch._dynamo.test_case.reset is gone on 2.14; the public reset does the same job.
     torch._dynamo.reset()

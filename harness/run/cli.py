@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from harness import tiers
+from harness.run import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
 GENERATED_ENV = "DYNAMO_SUITE_GENERATED"  # read by test/dynamo/test_generated_programs.py
 BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which imports torch)
+DEFAULT_BACKENDS = "eager,aot_eager,inductor"  # harness.backends.DEFAULT_BACKENDS
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
 REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
                      GENERATED_ENV)
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     choose.add_argument("--backend", metavar="B1,B2",
                         help="comma-separated backends: a name registered with torch (aot_eager), "
                              "package.module:attr, or path/to/file.py:attr "
-                             "(default: $DYNAMO_SUITE_BACKENDS, else eager,aot_eager,inductor)")
+                             f"(default: $DYNAMO_SUITE_BACKENDS, else {DEFAULT_BACKENDS})")
     choose.add_argument("-k", dest="patterns", metavar="PATTERN", action="append", default=[],
                         help="run only matching tests (repeatable): a full test id selects exactly that "
                              "test, a glob (* ? [) must match the whole id, anything else is a substring; "
@@ -214,11 +216,12 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     _configure(args)
     if args.minify:
         return _minify(args, report_dir)
-    collected = _collect()
-    expectations_file = _check_expectations(args)
-    torch_version, chosen = collected.torch_version, collected.backends
-    tests = _choose_tests(collected.tests, args, shard)
-    tests, limits_text = _time_limits(tests, args)
+    with warmup.inductor_toolchain(os.environ.get(BACKENDS_ENV) or DEFAULT_BACKENDS, enabled=not args.list):
+        collected = _collect()
+        expectations_file = _check_expectations(args)
+        torch_version, chosen = collected.torch_version, collected.backends
+        tests = _choose_tests(collected.tests, args, shard)
+        tests, limits_text = _time_limits(tests, args)
     if args.list:
         for test in tests:
             print(test.id, file=out)

@@ -1,11 +1,11 @@
 """Real architectures through the backend: each model of ``model_zoo.MODELS`` evaluated
-(eval mode, no_grad) and trained (train mode, seeded dropout, forward, loss, backward, SGD
-step, twice), compiled vs eager, judged against float64 the way PyTorch's accuracy runs
+(eval mode, no_grad) and trained (train mode, seeded dropout, forward, loss and backward
+compiled, the SGD step eager, twice), compiled vs eager, judged against float64 the way PyTorch's accuracy runs
 judge them (``harness.models``, ``harness.accuracy``).
 
 These reach what the small scenarios do not: scaled_dot_product_attention, group_norm,
 interpolation, transposed convolution, BatchNorm's running statistics written back as
-buffer mutations, an optimizer step, and graphs of hundreds of nodes.
+buffer mutations, and graphs of hundreds of nodes.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ def _make_test(spec: ModelSpec, mode: str):
 
     test.__name__ = f"test_{spec.name}_{mode}"
     test.__doc__ = f"{spec.name}: {'a training step' if mode == 'train' else 'evaluation'}, compiled vs eager"
-    if spec.nightly_only:
-        test = tiers.nightly(spec.nightly_only)(test)
+    nightly = spec.nightly_only or (spec.nightly_train if mode == "train" else None)
+    if nightly:
+        test = tiers.nightly(nightly)(test)
     return test
 
 
