@@ -100,8 +100,8 @@ def check_eval(test: Any, spec: ModelSpec) -> None:
 @torch._dynamo.disable
 def _optimizer_step(optimizer: torch.optim.Optimizer) -> None:
     # PyTorch's benchmark runner keeps the optimizer step out of Dynamo too: compiling a
-    # per-parameter SGD update is many tiny kernels (on inductor it was two thirds of
-    # nn_transformer's cold training compile) and tests no contract the steps around it don't.
+    # per-parameter SGD update is many tiny kernels (on inductor about 6 of nn_transformer's
+    # 46 s cold training test) and tests no contract the steps around it don't.
     # A wrong gradient or dropped update still shows in the updated parameters compared below.
     optimizer.step()
 

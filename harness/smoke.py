@@ -94,7 +94,7 @@ PICKS = (
     Pick(f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls", (CALL_INDEPENDENCE,)),
     Pick(f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile", (CHANGING_INPUTS,)),
     # The one default-tier test whose forward graph is big enough for a fault that only
-    # fires past 150 operators (the LSTM unrolled: about 30 s with inductor from a cold cache).
+    # fires past 150 operators (the LSTM unrolled: 20-30 s with inductor from a cold cache).
     Pick(f"{AOT}.LSTMTests.test_lstm_grad_enabled_input_requires_grad", (VALUES,)),
     # Its family is the one that compiles aten.trunc, on which a compiler can be stuck.
     Pick(f"{AOT}.ArgDupeRecompileTests.test_duplicated_then_distinct_args_recompile_0_two_args", (CHANGING_INPUTS,)),

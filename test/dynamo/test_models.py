@@ -1,7 +1,7 @@
 """Real architectures through the backend: each model of ``model_zoo.MODELS`` evaluated
 (eval mode, no_grad) and trained (train mode, seeded dropout, forward, loss and backward
-compiled, the SGD step eager, twice), compiled vs eager, judged against float64 the way PyTorch's accuracy runs
-judge them (``harness.models``, ``harness.accuracy``).
+compiled, the SGD step eager, twice), compiled vs eager, judged against float64 the way
+PyTorch's accuracy runs judge them (``harness.models``, ``harness.accuracy``).
 
 These reach what the small scenarios do not: scaled_dot_product_attention, group_norm,
 interpolation, transposed convolution, BatchNorm's running statistics written back as

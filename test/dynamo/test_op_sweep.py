@@ -185,8 +185,9 @@ class OpSweepTests(BackendTestCase):
 
 
 def _populate() -> None:
-    samples, gradient_samples = (FULL_SAMPLES, FULL_SAMPLES) if tier() == "full" else (QUICK_SAMPLES,
-                                                                                     QUICK_GRADIENT_SAMPLES)
+    full = tier() == "full"
+    samples = FULL_SAMPLES if full else QUICK_SAMPLES
+    gradient_samples = FULL_SAMPLES if full else QUICK_GRADIENT_SAMPLES
     for op in selected_ops():
         setattr(OpSweepTests, op_test_name(op), _make_test(op, samples, gradient_samples))
 
