@@ -24,10 +24,12 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, expectations, state
+from harness import compare, compat, expectations, second_size, state
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
+from harness import variants
+from harness.variants import STATIC, VARIANTS, Variant, selected_variants
 
 
 class DynamoTestCase(unittest.TestCase):
@@ -45,10 +47,12 @@ class DynamoTestCase(unittest.TestCase):
     # -- expectations --------------------------------------------------------------------
 
     def _decide_expectation(self) -> expectations.Expectation | None:
+        variant = getattr(self, "variant", None)
         options = expectations.candidates(
             self.expectation_key(self._testMethodName),
             self.backend.name if self.backend else None,
             compat.TORCH_VERSION,
+            variant_name=variant.name if variant else STATIC,
         )
         return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
 
@@ -147,21 +151,98 @@ class BackendTestCase(DynamoTestCase):
     proves the backend received a graph.
     """
 
+    variant: Variant = VARIANTS[STATIC]
+
     def setUp(self) -> None:
         super().setUp()
+        reason = variants.opt_out_reason(type(self), getattr(self, self._testMethodName), self.variant)
+        if reason:
+            self.skipTest(f"not run under variant '{self.variant.name}': {reason}")
+        if self.variant.dynamo_config:
+            # Entered after the state snapshot and left before it is compared (cleanups run
+            # last in, first out), so the variant's own settings are never a leak.
+            self.enter_context(torch._dynamo.config.patch(**self.variant.dynamo_config))
         self._counters: list[CompileCounterWithBackend] = []
         self._no_graph_reason: str | None = None
+        self._second_sizes: list[second_size.SecondSize] = []
+        self._recorded_calls: list[second_size.RecordedCall] = []
         self.counter = self.new_counter()
+        self._backward_counter = self.new_counter() if self.variant.compiled_autograd else None
+        if self.variant.compiled_autograd:
+            self.enter_context(compat.compiled_autograd(self._compile_captured_backward))
+
+    def _compile_captured_backward(self, graph: torch.fx.GraphModule) -> Callable:
+        """Compiled autograd captures every backward, the eager reference's included. A
+        backward through compiled code goes to the backend under test; one that is all eager
+        autograd runs as captured, so eager stays the reference. (Without AOTAutograd the
+        two cannot be told apart: every backward goes to the backend.)"""
+        if self.uses_aot_autograd and not compat.runs_backward_of_compiled_code(graph):
+            return graph
+        return torch.compile(graph, backend=self._backward_counter, fullgraph=True)
 
     def new_counter(self) -> CompileCounterWithBackend:
         """A fresh counting wrapper around the backend under test."""
         counter = CompileCounterWithBackend(self.backend)
+        if self.variant.second_size:
+            counter.around_compile = self._compile_keeping_second_size
         self._counters.append(counter)
         return counter
 
+    def _compile_keeping_second_size(self, gm: torch.fx.GraphModule, example_inputs: list[Any],
+                                     compile_: Callable) -> Callable:
+        reference = second_size.copy_graph(gm)
+        compiled = compile_(gm, example_inputs)
+        kept = second_size.capture(reference, example_inputs, compiled)
+        if kept is not None:
+            self._second_sizes.append(kept)
+        return compiled
+
+    def _run_at_second_sizes(self) -> None:
+        """Each graph the backend compiled with symbolic sizes, at a second size: the backend's
+        compiled callable against the captured graph run eagerly (outputs, mutated inputs,
+        gradients)."""
+        for index, kept in enumerate(self._second_sizes):
+            if not kept.runs_eagerly():
+                continue
+            try:
+                kept.check(self)
+            except AssertionError as error:
+                raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): {error}") from None
+            except Exception as error:
+                raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): the backend's "
+                                     f"compiled graph raised {type(error).__name__}: {error}") from error
+            self._second_size_runs += 1
+
     def compile(self, fn: Callable, *, counter: CompileCounterWithBackend | None = None, **kwargs: Any):
         """``torch.compile(fn, **kwargs)`` with the backend under test behind a counter."""
-        return torch.compile(fn, backend=counter or self.counter, **kwargs)
+        compiled = torch.compile(fn, backend=counter or self.counter, **kwargs)
+        if self.variant.resized_calls and kwargs.get("dynamic") is not False:
+            return second_size.record_first_call(fn, compiled, counter or self.counter, self._recorded_calls)
+        return compiled
+
+    def _replay_at_other_sizes(self) -> int:
+        """Each compiled function's first call at a grown size, then a third size: right
+        values and gradients, and the third size compiles nothing new."""
+        replayed = 0
+        for index, call in enumerate(self._recorded_calls):
+            try:
+                recompiles = call.check(self)
+            except AssertionError as error:
+                raise AssertionError(f"compiled function {index + 1} at other sizes: {error}") from None
+            if recompiles is None:
+                continue
+            replayed += 1
+            grown, third = recompiles
+            where = f"compiled function {index + 1}"
+            # The contract: the recompile a size change causes gives the backend symbolic
+            # sizes, and a third size needs no more recompiles than that (it may need as
+            # many for the scenario's own state, such as a global list that grew).
+            self.assertTrue(any(second_size.has_symbolic_sizes(graph) for graph in grown) or not grown,
+                            f"{where}: after a size change the backend received {len(grown)} graph(s), none with "
+                            "symbolic sizes: automatic dynamic shapes did not make the changed sizes dynamic")
+            self.assertLessEqual(len(third), len(grown), f"{where}: a third size recompiled {len(third)} frame(s), "
+                                 f"more than the {len(grown)} the first size change did")
+        return replayed
 
     @property
     def uses_aot_autograd(self) -> bool:
@@ -187,6 +268,23 @@ class BackendTestCase(DynamoTestCase):
                 f"backend '{self.backend.spec}' received no graph: Dynamo ran this scenario "
                 "eagerly, so it proved nothing about the backend"
             )
+        self._second_size_runs = 0
+        self._resized_calls_run = 0
+        if self._second_sizes or self._recorded_calls:
+            with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
+                self._run_at_second_sizes()
+                self._resized_calls_run = self._replay_at_other_sizes()
+        if not self._variant_changed_what_ran():
+            # It ran, and passed, exactly as under static: say so rather than count it twice.
+            # (A family known to be in this case opts out instead, and is not run at all.)
+            self.skipTest(f"nothing to test under variant '{self.variant.name}': {self.variant.unproven}")
+
+    def _variant_changed_what_ran(self) -> bool:
+        if self.variant.compiled_autograd and not self._backward_counter.frame_count:
+            return False
+        if self.variant.resized_calls and not self._resized_calls_run:
+            return False
+        return not (self.variant.second_size and self._second_size_runs == 0)
 
 
 def _checked(test: Callable) -> Callable:
@@ -199,7 +297,8 @@ def _checked(test: Callable) -> Callable:
 
 
 def for_each_backend(family: type) -> type:
-    """Generate ``<Family>_<backend>`` for each backend under test, in the family's module.
+    """Generate ``<Family>_<backend>`` for each backend under test (``<Family>_<backend>_<variant>``
+    for each further variant, harness.variants), in the family's module.
 
     The family itself keeps no tests (so it is not run without a backend).
     """
@@ -208,7 +307,8 @@ def for_each_backend(family: type) -> type:
     for name, member in list(vars(family).items()):
         if name.startswith("test") and callable(member):
             setattr(family, name, _checked(member))
-    params = [{"backend": backend, "family": family.__name__} for backend in selected_backends()]
+    params = [{"backend": backend, "variant": variant, "family": family.__name__}
+              for backend in selected_backends() for variant in selected_variants()]
     parameterized_class(params, class_name_func=_class_name)(family)
     module = sys.modules[family.__module__]
     for entry in params:
@@ -219,4 +319,4 @@ def for_each_backend(family: type) -> type:
 
 
 def _class_name(family: type, index: int, params: dict[str, Any]) -> str:
-    return f"{family.__name__}_{params['backend'].name}"
+    return f"{family.__name__}_{params['backend'].name}{params['variant'].suffix}"

@@ -193,3 +193,21 @@ def weighted_loss(outputs: Any, seed: int = 1234) -> torch.Tensor | None:
             weights = torch.rand(out.shape, generator=generator, dtype=torch.float64).to(out.dtype)
             parts.append((out * weights).real.sum() if out.dtype.is_complex else (out * weights).sum())
     return sum(parts) if parts else None
+
+
+def identical(first: Any, second: Any) -> bool:
+    """Bit for bit the same values (NaN equal to NaN), shapes and dtypes."""
+    left, right = pytree.tree_leaves(first), pytree.tree_leaves(second)
+    if len(left) != len(right):
+        return False
+    for a, b in zip(left, right):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return False
+            a, b = a.detach(), b.detach()
+            both_nan = a.isnan() & b.isnan() if a.is_floating_point() else torch.zeros_like(a, dtype=torch.bool)
+            if not bool(((a == b) | both_nan).all()):
+                return False
+        elif a != b:
+            return False
+    return True

@@ -74,6 +74,33 @@ def warm_inductor_toolchain() -> None:
     pick_vec_isa()
 
 
+def compiled_autograd(compile_backward: Callable[[Any], Any]):
+    """A context in which every ``backward()`` is captured by compiled autograd and its graph
+    handed to ``compile_backward`` (a GraphModule -> callable). The entry point is private on
+    every supported torch (2.9-2.14: ``torch._dynamo.compiled_autograd._enable``); the public
+    switch, ``torch._dynamo.config.compiled_autograd``, only captures a backward that runs
+    inside the compiled function."""
+    return importlib.import_module("torch._dynamo.compiled_autograd")._enable(compile_backward)
+
+
+# The node of a compiled autograd graph that runs an AOTAutograd backward (2.9-2.14 inline
+# it through this prologue; earlier, the whole CompiledFunctionBackward node appears).
+_AOT_BACKWARD_IN_COMPILED_AUTOGRAD = ("call_aot_bwd_prologue", "CompiledFunctionBackward")
+
+
+def runs_backward_of_compiled_code(graph: Any) -> bool:
+    """Whether a graph compiled autograd captured runs the backward of AOTAutograd-compiled code."""
+    return any(any(marker in getattr(node.target, "__name__", str(node.target))
+                   for marker in _AOT_BACKWARD_IN_COMPILED_AUTOGRAD)
+               for node in graph.graph.nodes if node.op == "call_function")
+
+
+def size_hints(shape_env: Any) -> dict:
+    """A ShapeEnv's backed size symbols and their values (``backed_var_to_val`` from 2.13,
+    ``var_to_val`` before, deprecated since)."""
+    return getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val
+
+
 def reset_dynamo() -> None:
     # torch._dynamo.test_case.reset is gone on 2.14; the public reset does the same job.
     torch._dynamo.reset()

@@ -52,6 +52,9 @@ class CompileCounterWithBackend(CompileCounter):
     def __init__(self, backend: Any) -> None:
         super().__init__()
         self.backend = backend
+        # Optional: called as around_compile(gm, example_inputs, compile) in place of
+        # compile(gm, example_inputs), to look at the graph before and the result after.
+        self.around_compile: Callable[[torch.fx.GraphModule, list[Any], Callable], Callable] | None = None
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
         backend = self.backend
@@ -59,6 +62,8 @@ class CompileCounterWithBackend(CompileCounter):
             from harness.compat import lookup_backend
 
             backend = lookup_backend(backend)
+        if self.around_compile is not None:
+            return self.around_compile(gm, example_inputs, backend)
         return backend(gm, example_inputs)
 
     def __repr__(self) -> str:

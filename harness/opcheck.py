@@ -16,7 +16,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from harness import compat
-from harness.compare import assert_close, weighted_loss
+from harness.compare import assert_close, identical, weighted_loss
 
 NO_GRAD_ERROR = re.compile(r"does not require grad and does not have a grad_fn")
 
@@ -109,6 +109,12 @@ def _comparer(testcase, tolerance_scale: float) -> Callable[[str, Any, Any], Non
     return compare
 
 
+def _dynamic() -> bool | None:
+    """Static sizes, never recompiled as dynamic; unless the test runs with sizes symbolic
+    from the first compile (the ``dynamic`` variant), which then applies."""
+    return False if torch._dynamo.config.assume_static_by_default else None
+
+
 def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, check_gradients: bool | str = "auto",
              check_data_specialization: bool = False, testcase=None, tolerance_scale: float = 10.0) -> int:
     """Compare ``func(*args, **kwargs)`` eager vs compiled with ``backend``.
@@ -129,7 +135,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
         check_gradients = any(t.requires_grad for t in tensors) and _eager_needs_grad(flat_fn, tensors)
     compat.reset_dynamo()  # each call is its own compilation, never a recompile
     counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, dynamic=False)
+    compiled = torch.compile(flat_fn, backend=counter, dynamic=_dynamic())
 
     compare = _comparer(testcase, tolerance_scale)
     eager_inputs, compiled_inputs = _fresh_copies(tensors), _fresh_copies(tensors)
@@ -205,23 +211,6 @@ def _draws_random_numbers(fn: Callable, tensors: list[torch.Tensor]) -> bool:
         return not torch.equal(before, torch.get_rng_state())
 
 
-def _identical(first: Any, second: Any) -> bool:
-    left, right = pytree.tree_leaves(first), pytree.tree_leaves(second)
-    if len(left) != len(right):
-        return False
-    for a, b in zip(left, right):
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-            if a.shape != b.shape or a.dtype != b.dtype:
-                return False
-            a, b = a.detach(), b.detach()
-            both_nan = a.isnan() & b.isnan() if a.is_floating_point() else torch.zeros_like(a, dtype=torch.bool)
-            if not bool(((a == b) | both_nan).all()):
-                return False
-        elif a != b:
-            return False
-    return True
-
-
 def _layout(value: Any) -> list[Any]:
     return [(tuple(leaf.shape), leaf.dtype) if isinstance(leaf, torch.Tensor) else type(leaf).__name__
             for leaf in pytree.tree_leaves(value)]
@@ -249,17 +238,17 @@ def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable
     eager = [_seeded(flat_fn, seed, _fresh_copies(tensors)) for seed in SEEDS]
     compat.reset_dynamo()
     counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, dynamic=False)
+    compiled = torch.compile(flat_fn, backend=counter, dynamic=_dynamic())
     compare = _comparer(testcase, tolerance_scale)
 
     first = _seeded(compiled, SEEDS[0], _fresh_copies(tensors))
     if _layout(first) != _layout(eager[0]):
         raise OpCheckFailure(f"shapes or dtypes differ from eager: compiled {_layout(first)}, eager {_layout(eager[0])}")
-    if not _identical(first, _seeded(compiled, SEEDS[0], _fresh_copies(tensors))):
+    if not identical(first, _seeded(compiled, SEEDS[0], _fresh_copies(tensors))):
         raise OpCheckFailure("two compiled calls after the same torch.manual_seed drew different numbers: "
                              "the seed does not reproduce the operator under this backend")
-    eager_varies = not all(_identical(eager[0], other) for other in eager[1:])  # a rare event may never occur
-    if eager_varies and all(_identical(first, _seeded(compiled, seed, _fresh_copies(tensors))) for seed in SEEDS[1:]):
+    eager_varies = not all(identical(eager[0], other) for other in eager[1:])  # a rare event may never occur
+    if eager_varies and all(identical(first, _seeded(compiled, seed, _fresh_copies(tensors))) for seed in SEEDS[1:]):
         raise OpCheckFailure(f"compiled calls under {len(SEEDS)} different seeds drew the same numbers (eager's "
                              "differ): the operator does not draw from torch's generator under this backend")
     _check_gradients_of_draws(flat_fn, compiled, tensors, compare)
@@ -316,5 +305,5 @@ def _check_gradients_of_draws(flat_fn: Callable, compiled: Callable, tensors: li
     # A sampling operator's gradient is defined otherwise (bernoulli's and normal's are zero); where it
     # does not depend on the draws, the backend's must be eager's.
     other = _directional(flat_fn, tensors, SEEDS[1])
-    if other is not None and _identical(eager[2], other[2]):
+    if other is not None and identical(eager[2], other[2]):
         compare("gradients", eager[2], grads)

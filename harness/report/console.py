@@ -22,6 +22,8 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     parts = ["python", "run_tests.py"]
     if test.backend_spec:
         parts += ["--backend", test.backend_spec]
+    if test.variant != "static":
+        parts += ["--variants", test.variant]
     if expectations and Path(expectations).resolve() != _DEFAULT_EXPECTATIONS:
         parts += ["--expectations", expectations]
     run = run or {}
@@ -40,11 +42,11 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
 def op_sweep_lines(results: RunResults) -> list[str]:
     """Per backend: ops tested, passed, expected failures, unexpected."""
     lines = []
-    for backend in results.backends():
-        ops = [test for test in results.tests if test.backend == backend and test.scenario.startswith(OP_SWEEP_PREFIX)]
+    for column in results.columns():
+        ops = [test for test in results.tests if test.column == column and test.scenario.startswith(OP_SWEEP_PREFIX)]
         if ops:
             count = lambda *outcomes: sum(test.outcome in outcomes for test in ops)  # noqa: E731
-            lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {backend}: {len(ops)} ops tested, "
+            lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {column}: {len(ops)} ops tested, "
                          f"{count('PASS')} passed, {count('XFAIL')} expected failures, "
                          f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
                          + (f", {count(COLLATERAL)} collateral" if count(COLLATERAL) else ""))
@@ -114,9 +116,9 @@ def problem_block(index: int, problem: problems.Problem, results: RunResults, ex
 def _table(results: RunResults) -> str:
     columns = ["backend", *OUTCOMES, "time"]
     rows = []
-    for backend in results.backends():
-        tests = [test for test in results.tests if test.backend == backend]
-        label = "(backend-independent)" if backend == BACKEND_INDEPENDENT else backend
+    for column in results.columns():
+        tests = [test for test in results.tests if test.column == column]
+        label = "(backend-independent)" if column == BACKEND_INDEPENDENT else column
         counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
         seconds = sum(test.duration_s for test in tests)
         rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s"])

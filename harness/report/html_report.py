@@ -60,7 +60,7 @@ def _families(results: RunResults) -> list[tuple[str, list[dict[str, Any]]]]:
     rows: dict[str, dict[str, Any]] = {}
     for test in sorted(results.tests, key=lambda test: test.id):
         row = rows.setdefault(test.scenario, {"name": test.scenario, "cells": {}})
-        row["cells"][test.backend] = test
+        row["cells"][test.column] = test
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for scenario, row in rows.items():
         family, _, name = scenario.rpartition(".")
@@ -88,7 +88,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         left_broken=results.left_broken(),
         repro_files=repro_files or {},
         outcomes=OUTCOMES,
-        backends=results.backends(),
+        backends=results.columns(),
         families=_families(results),
         noteworthy=noteworthy,
         difference=difference,

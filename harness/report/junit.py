@@ -19,7 +19,7 @@ def _testcase(test: TestResult) -> ET.Element:
     module_class, _, method = test.id.rpartition(".")
     case = ET.Element("testcase", classname=_text(module_class), name=_text(method), time=f"{test.duration_s:.3f}")
     properties = ET.SubElement(case, "properties")
-    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("scenario", test.scenario),
+    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("variant", test.variant), ("scenario", test.scenario),
                         *sorted((test.metrics or {}).items()), ("expectation", test.expectation or "")]:
         ET.SubElement(properties, "property", name=_text(name), value=_text(value))
     if test.outcome in ("FAIL", "XPASS"):
@@ -41,11 +41,11 @@ def _testcase(test: TestResult) -> ET.Element:
 
 def render(results: RunResults) -> str:
     root = ET.Element("testsuites", name="dynamo-aot-suite")
-    for backend in results.backends():
-        tests = [test for test in results.tests if test.backend == backend]
+    for column in results.columns():
+        tests = [test for test in results.tests if test.column == column]
         suite = ET.SubElement(
             root, "testsuite",
-            name="backend-independent" if backend == BACKEND_INDEPENDENT else _text(backend),
+            name="backend-independent" if column == BACKEND_INDEPENDENT else _text(column),
             tests=str(len(tests)),
             failures=str(sum(test.outcome in ("FAIL", "XPASS") for test in tests)),
             errors=str(sum(test.outcome in ("ERROR", "CRASH", "TIMEOUT") for test in tests)),

@@ -55,7 +55,7 @@ def signature(reason: str) -> str:
 
 def key(test: TestResult) -> tuple[str, str, str, str]:
     where = _WHERE_LINE.sub(")", test.where or "") if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else ""
-    return test.backend, test.outcome, signature(test.reason), where
+    return test.column, test.outcome, signature(test.reason), where
 
 
 def problem_id(test: TestResult) -> str:

@@ -76,7 +76,8 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
         "BACKEND": test.backend_spec or test.backend,
         "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT)],
         "SCENARIO": [module, family, method],
-        "ENVIRONMENT": {key: value for key, value in run.get("environment", {}).items()},
+        "ENVIRONMENT": {**run.get("environment", {}),
+                        **({"DYNAMO_SUITE_VARIANTS": test.variant} if test.variant != "static" else {})},
         "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
         "GRAPHS": graphs,
     }
@@ -213,7 +214,8 @@ def run_scenario(spec):
     if name.returncode != 0:
         print(name.stderr.strip().splitlines()[-1:])
         return 1
-    test_class = f"{family}_{name.stdout.strip()}"
+    variant = ENVIRONMENT.get("DYNAMO_SUITE_VARIANTS", "static")
+    test_class = f"{family}_{name.stdout.strip()}" + ("" if variant == "static" else f"_{variant}")
     # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
     node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
     has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0

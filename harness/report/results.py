@@ -56,6 +56,12 @@ class TestResult:
     where: str = ""
     time_limit_s: float | None = None  # its own time limit (None: the run's timeout_s)
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
+    variant: str = "static"  # harness.variants: the configuration it ran under
+
+    @property
+    def column(self) -> str:
+        """Its column in the reports: the backend, and the variant unless ``static``."""
+        return self.backend if self.variant == "static" else f"{self.backend}/{self.variant}"
 
     @property
     def unexpected(self) -> bool:
@@ -94,7 +100,7 @@ class RunResults:
         return {test_id: (failed, collateral) for test_id, (failed, collateral) in counts.items() if collateral}
 
     def backends(self) -> list[str]:
-        """Backend columns in the order the run listed them; backend-independent last."""
+        """Backend names in the order the run listed them; backend-independent last."""
         names = [backend["name"] for backend in self.run.get("backends", [])]
         for test in self.tests:
             if test.backend not in names and test.backend != BACKEND_INDEPENDENT:
@@ -102,6 +108,16 @@ class RunResults:
         if any(test.backend == BACKEND_INDEPENDENT for test in self.tests):
             names.append(BACKEND_INDEPENDENT)
         return names
+
+    def columns(self) -> list[str]:
+        """Report columns: per backend in run order, its variants in run order
+        (``inductor``, ``inductor/dynamic``...); backend-independent last."""
+        variants = list(dict.fromkeys([*self.run.get("variants", []), *(test.variant for test in self.tests)]))
+        present = {test.column for test in self.tests}
+        columns = [column for backend in self.backends() for column in
+                   dict.fromkeys(backend if variant == "static" or backend == BACKEND_INDEPENDENT
+                                 else f"{backend}/{variant}" for variant in variants or ["static"])]
+        return [column for column in columns if column in present] or columns
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -61,6 +61,8 @@ def _new_entry(test: TestResult, torch_version: str) -> str:
     lines = ["[[expect]]", f"test = {_toml_string(test.scenario)}"]
     if test.backend != BACKEND_INDEPENDENT:
         lines.append(f"backend = {_toml_string(test.backend)}")
+    if test.variant != "static":
+        lines.append(f"variant = {_toml_string(test.variant)}")
     if torch_range := _torch_range(torch_version):
         lines.append(f"torch = {_toml_string(torch_range)}")
     lines += [f"status = {_toml_string(status)}", f"reason = {_toml_string(reason)}"]

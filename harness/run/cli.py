@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness import tiers
+from harness import tiers, variants
 from harness.run import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "as SKIP; 'smoke' selects a few tests that touch every contract clause "
                              "(harness/smoke.py), under a tenth of the default tier (default: "
                              "$DYNAMO_SUITE_TIER, else default)")
+    choose.add_argument("--variants", metavar="V1,V2",
+                        help="comma-separated configurations to run every scenario under: "
+                             f"{', '.join(variants.VARIANTS)} (harness/variants.py; default: "
+                             f"${variants.VARIANTS_ENV}, else static)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
@@ -255,6 +259,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "patterns": args.patterns,
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
             "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
+            "variants": [variant.name for variant in variants.selected_variants()],
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
@@ -295,6 +300,12 @@ def _configure(args: argparse.Namespace) -> None:
         os.environ[tiers.TIER_ENV] = args.tier
     if args.generated is not None:
         os.environ[GENERATED_ENV] = args.generated
+    if args.variants is not None:
+        os.environ[variants.VARIANTS_ENV] = args.variants
+    try:
+        variants.selected_variants()
+    except variants.VariantError as error:
+        raise UsageError(f"--variants / {error}")
     try:
         tiers.current()
     except tiers.TierError as error:

@@ -17,7 +17,7 @@ import re
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, for_each_backend
+from harness import BackendTestCase, for_each_backend, variants
 from harness.opcheck import op_check, random_op_check
 
 SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
@@ -155,6 +155,9 @@ def _make_test(op, samples: int, gradient_samples: int):
     return test
 
 
+@variants.opt_out("automatic_dynamic", "each sample is compiled on its own with dynamic=False, so no size ever changes; "
+                  "the dynamic variant runs the operators with symbolic sizes")
+@variants.opt_out("compiled_autograd", "op_check resets Dynamo before each sample, which turns compiled autograd off")
 class OpSweepTests(BackendTestCase):
     """One test per OpInfo operator: every sample checked by op_check."""
 

@@ -582,3 +582,43 @@ hangs_compiling_trunc = _hangs_compiling_trunc()
 hangs_compiling_trunc.__doc__ = f"""Breaks: *compiling finishes*. Compiling a graph that contains
 aten.{HANGING_OP} never returns (a compiler stuck in a loop on one operator); every other
 graph compiles as aot_eager's would."""
+
+
+# -- faults on one axis only (harness/variants.py): right under ``static``, wrong under the
+# variant that gives the backend what it mishandles.
+
+
+def bakes_in_first_sizes(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *graphs with symbolic sizes run at any size*. A graph whose inputs include
+    sizes (SymInts: the graph was captured with dynamic shapes) is compiled for the sizes
+    first seen, as a backend that generates code with its example inputs' sizes as
+    constants: every later call receives those first sizes, whatever its tensors are.
+    Graphs with static sizes compile as aot_eager's."""
+    compiled = torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+    first = {index: int(value.node.hint) for index, value in enumerate(example_inputs)
+             if isinstance(value, torch.SymInt) and value.node.hint is not None}
+    if not first:
+        return compiled
+
+    def run(*args: Any) -> Any:
+        return compiled(*[first.get(index, arg) for index, arg in enumerate(args)])
+
+    return run
+
+
+def wrong_compiled_autograd_backward(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *gradients computed by a backward graph that compiled autograd captured*.
+    In a graph compiled while compiled autograd traces a backward, every gradient handed to
+    a leaf's AccumulateGrad is 5% too large; every other graph (forwards, AOTAutograd's own
+    backward graphs) compiles as aot_eager's."""
+    from torch._dynamo import compiled_autograd
+
+    if compiled_autograd.in_compiled_autograd_region:
+        for node in list(gm.graph.nodes):
+            if node.op == "call_function" and "AccumulateGrad" in getattr(node.target, "__name__", ""):
+                with gm.graph.inserting_before(node):
+                    grads = [gm.graph.call_function(operator.mul, (grad, 1 + _NUDGE)) if grad is not None else None
+                             for grad in node.args[0]]
+                node.args = (grads, *node.args[1:])
+        gm.recompile()
+    return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)

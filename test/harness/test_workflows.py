@@ -112,6 +112,8 @@ class NightlyWorkflowTests(unittest.TestCase):
         self.assertEqual(matrix["shard"], list(range(1, shards + 1)))
         self.assertIn('--shard "${{ matrix.shard }}/${SHARDS}"', self.text)
         self.assertIn("--tier nightly", self.text, "the nightly runs the stress scenarios")
+        self.assertIn("--variants static,dynamic,automatic_dynamic,compiled_autograd", self.text,
+                      "the nightly runs every variant")
 
     def test_report_merges_compares_summarizes_and_uploads(self):
         steps = "\n".join(step.get("run", "") + str(step.get("with", ""))

@@ -1,0 +1,110 @@
+"""Variants: named configurations a scenario runs under, an axis beside the backend.
+
+``static`` is what every scenario did before variants: Dynamo's defaults. The others patch
+Dynamo's configuration around each test (never around the class, so collecting tests
+changes nothing), the way PyTorch's own test/dynamo/test_dynamic_shapes.py makes its
+``DynamicShapes`` copies of a test class, and check more after the scenario passed:
+
+* ``dynamic``: sizes are symbolic from the first compile (``assume_static_by_default`` off,
+  ints not specialized), so the backend receives SymInt inputs and size expressions; each
+  such graph is run again at a second size (harness/second_size.py);
+* ``automatic_dynamic``: static first; each compiled function's first call is replayed at
+  a grown size (the backend must then receive symbolic sizes) and at a third size;
+* ``compiled_autograd``: every ``backward()`` through compiled code is captured by compiled
+  autograd and its graph compiled by the backend under test (fullgraph), as PyTorch's own
+  CI runs its suite with compiled autograd.
+
+Chosen with ``DYNAMO_SUITE_VARIANTS`` or ``run_tests.py --variants`` (comma-separated;
+``static`` by default). A test id carries a variant other than ``static``:
+``InputMutationTests_aot_eager_dynamic.test_…``; reports have a column per backend and variant.
+
+A family or a test whose contract does not apply under a variant says so with
+``@variants.opt_out("compiled_autograd", "why")``: its tests there are SKIP with that reason.
+An expectation targets a variant with ``variant = "dynamic"`` (harness/expectations.toml).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+_OPT_OUTS = "__variant_opt_outs__"
+
+VARIANTS_ENV = "DYNAMO_SUITE_VARIANTS"
+
+
+class VariantError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    description: str
+    dynamo_config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config, per test
+    second_size: bool = False  # rerun each graph with symbolic sizes at a second size (harness.second_size)
+    resized_calls: bool = False  # replay each compiled function's first call at two other sizes
+    compiled_autograd: bool = False  # capture every backward() with compiled autograd
+    # Why a test that passed is SKIP all the same: the variant changed nothing it ran.
+    unproven: str = ""
+
+    @property
+    def suffix(self) -> str:
+        """What the variant adds to a generated class name: nothing for ``static``."""
+        return "" if self.name == STATIC else f"_{self.name}"
+
+
+STATIC = "static"
+
+VARIANTS = {
+    variant.name: variant for variant in (
+        Variant(STATIC, "Dynamo's defaults: static sizes first, automatic dynamic shapes after a size change"),
+        Variant("dynamic", "sizes symbolic from the first compile, as PyTorch's DynamicShapes test classes; "
+                           "every graph with symbolic sizes also run at a second size",
+                {"assume_static_by_default": False, "specialize_int": False}, second_size=True,
+                unproven="no graph the backend received had a size that can change"),
+        Variant("automatic_dynamic", "static sizes first; then each compiled function's first call again at a "
+                                     "grown size (automatic dynamic shapes recompile it with symbolic sizes) "
+                                     "and at a third size, which must reuse that graph",
+                {"automatic_dynamic_shapes": True, "assume_static_by_default": True}, resized_calls=True,
+                unproven="no compiled call accepts inputs of other sizes (the scenario's sizes are fixed)"),
+        Variant("compiled_autograd", "every backward() of the scenario captured by compiled autograd and "
+                                     "compiled by the backend under test",
+                compiled_autograd=True, unproven="no backward through compiled code was captured (the scenario runs none)"),
+    )
+}
+
+
+def selected_variants() -> tuple[Variant, ...]:
+    value = os.environ.get(VARIANTS_ENV) or STATIC
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in VARIANTS]
+    if unknown or not names:
+        raise VariantError(f"{VARIANTS_ENV}={value!r}: unknown variant {', '.join(unknown) or '(none given)'}; "
+                           f"choose from {', '.join(VARIANTS)}")
+    return tuple(VARIANTS[name] for name in dict.fromkeys(names))
+
+
+def opt_out(variant: str, reason: str) -> Callable[[T], T]:
+    """Class or test decorator: not run under ``variant`` (SKIP, with ``reason``)."""
+    if variant not in VARIANTS or variant == STATIC:
+        raise VariantError(f"cannot opt out of {variant!r}: choose from {', '.join(set(VARIANTS) - {STATIC})}")
+    if not reason.strip():
+        raise VariantError("an opt-out needs a reason")
+
+    def mark(target: T) -> T:
+        # A fresh dict: a subclass's opt-outs never leak into its base.
+        setattr(target, _OPT_OUTS, {**getattr(target, _OPT_OUTS, {}), variant: reason})
+        return target
+
+    return mark
+
+
+def opt_out_reason(testcase_class: type, test_method: Any, variant: Variant) -> str | None:
+    for holder in (test_method, testcase_class):
+        reason = getattr(holder, _OPT_OUTS, {}).get(variant.name)
+        if reason:
+            return reason
+    return None

@@ -1,0 +1,138 @@
+"""harness/variants.py: the variant axis beside the backend axis (issue 19, in progress)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import unittest
+from unittest import mock
+
+from harness import variants
+
+
+class SelectionTests(unittest.TestCase):
+    def test_static_by_default(self):
+        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: ""}):
+            self.assertEqual([v.name for v in variants.selected_variants()], ["static"])
+
+    def test_a_list_in_order_without_repeats(self):
+        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: "dynamic, static,dynamic"}):
+            self.assertEqual([v.name for v in variants.selected_variants()], ["dynamic", "static"])
+
+    def test_an_unknown_name_says_which_exist(self):
+        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: "static,dynamc"}):
+            with self.assertRaisesRegex(variants.VariantError, r"unknown variant dynamc; choose from static, dynamic"):
+                variants.selected_variants()
+
+    def test_only_static_keeps_the_plain_class_name(self):
+        self.assertEqual(variants.VARIANTS["static"].suffix, "")
+        self.assertEqual(variants.VARIANTS["dynamic"].suffix, "_dynamic")
+
+
+# A family whose test reports the Dynamo setting the variant patches.
+_PROBE = """
+import os, sys, unittest, torch
+from harness import BackendTestCase, for_each_backend
+
+class ProbeTests(BackendTestCase):
+    def test_setting(self):
+        print(self.id(), torch._dynamo.config.assume_static_by_default, file=sys.stderr)
+        self.compile(lambda x: x + 1)(torch.ones(2))
+
+for_each_backend(ProbeTests)
+unittest.main(argv=["probe"], exit=True)
+"""
+
+
+class GenerationTests(unittest.TestCase):
+    def test_one_class_per_backend_and_variant_with_the_variant_patched_only_inside(self):
+        env = {**os.environ, "DYNAMO_SUITE_BACKENDS": "eager", variants.VARIANTS_ENV: "static,dynamic"}
+        done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        self.assertIn("ProbeTests_eager.test_setting True", done.stderr)
+        self.assertIn("ProbeTests_eager_dynamic.test_setting False", done.stderr)
+        self.assertIn("Ran 2 tests", done.stderr)
+
+
+class RunnerTests(unittest.TestCase):
+    """--variants on the command line: validated before anything runs, carried by ids and reports."""
+
+    def test_an_unknown_variant_is_a_usage_error(self):
+        from test.harness.cli import run_cli
+
+        done = run_cli("--variants", "static,dynamc", "--list")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertRegex(done.stderr.strip(), r"^run_tests.py: error: --variants .*unknown variant dynamc; choose from")
+
+    def test_list_shows_each_variant_and_reports_have_a_column_for_it(self):
+        import json
+        import tempfile
+        from pathlib import Path
+
+        from test.harness.cli import run_cli
+
+        listed = run_cli("--backend", "eager", "--variants", "static,dynamic", "--list", "-k", "OutputContractTests")
+        ids = listed.stdout.split()
+        self.assertIn("test.dynamo.test_backend_contract.OutputContractTests_eager.test_zero_dim", ids)
+        self.assertIn("test.dynamo.test_backend_contract.OutputContractTests_eager_dynamic.test_zero_dim", ids)
+        with tempfile.TemporaryDirectory() as directory:
+            done = run_cli("--backend", "eager", "--variants", "static,dynamic", "-k", "test_layouts_0_contiguous",
+                           "--report-dir", directory)
+            self.assertEqual(done.returncode, 0, done.stdout[-2000:])
+            results = json.loads((Path(directory) / "results.json").read_text())
+            self.assertEqual(sorted(test["variant"] for test in results["tests"]), ["dynamic", "static"])
+            self.assertEqual(results["run"]["variants"], ["static", "dynamic"])
+            summary = (Path(directory) / "summary.md").read_text()
+            self.assertIn("| eager/dynamic |", summary)
+            self.assertIn("<th>eager/dynamic</th>", (Path(directory) / "report.html").read_text())
+            self.assertIn('name="eager/dynamic"', (Path(directory) / "junit.xml").read_text())
+
+
+class SecondSizeTests(unittest.TestCase):
+    """harness/second_size.py on graphs captured with sizes symbolic from the start."""
+
+    def capture(self, fn, *args):
+        import torch
+        from harness import compat, second_size
+
+        kept = []
+
+        def backend(gm, example_inputs):
+            reference = second_size.copy_graph(gm)
+            compiled = torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+            kept.append(second_size.capture(reference, example_inputs, compiled))
+            return compiled
+
+        compat.reset_dynamo()
+        with torch._dynamo.config.patch(**variants.VARIANTS["dynamic"].dynamo_config):
+            torch.compile(fn, backend=backend)(*args)
+        compat.reset_dynamo()
+        self.assertEqual(len(kept), 1)
+        return kept[0]
+
+    def test_sizes_double_and_the_graph_agrees_with_its_backend_there(self):
+        import torch
+
+        kept = self.capture(lambda x, y: (x @ y).relu(), torch.randn(3, 4, requires_grad=True), torch.randn(4, 5))
+        self.assertEqual(sorted(first_second for first_second in kept.sizes.values()), [(3, 6), (4, 8), (5, 10)])
+        self.assertEqual([tuple(t.shape) for t in kept.inputs if isinstance(t, torch.Tensor)], [(6, 8), (8, 10)])
+        self.assertTrue(kept.runs_eagerly())
+        kept.check(self)
+
+    def test_a_size_the_guards_rule_out_is_not_chosen(self):
+        import torch
+
+        # ceil_mode pooling guards 2*(s//2) - 2 < s on each spatial size; doubling keeps it.
+        kept = self.capture(lambda x: torch.nn.functional.max_pool2d(x, 3, 2, ceil_mode=True), torch.randn(1, 2, 6, 7))
+        self.assertTrue(kept.runs_eagerly())
+        kept.check(self)
+
+    def test_static_graphs_have_no_second_size(self):
+        import torch
+
+        self.assertIsNone(self.capture(lambda x: x + 1, torch.randn(1)))
+
+
+if __name__ == "__main__":
+    unittest.main()
