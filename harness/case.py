@@ -24,11 +24,10 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compare, compat, expectations, second_size, state
+from harness import compat, expectations, second_size, state, variants
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
-from harness import variants
 from harness.variants import STATIC, VARIANTS, Variant, selected_variants
 
 
@@ -222,7 +221,8 @@ class BackendTestCase(DynamoTestCase):
 
     def _replay_at_other_sizes(self) -> int:
         """Each compiled function's first call at a grown size, then a third size: right
-        values and gradients, and the third size compiles nothing new."""
+        values and gradients, symbolic sizes after the change, and no more recompiles at the
+        third size than the change caused. Returns how many calls were replayed."""
         replayed = 0
         for index, call in enumerate(self._recorded_calls):
             try:
