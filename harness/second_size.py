@@ -22,7 +22,6 @@ from typing import Any, Callable, Iterator
 
 import sympy
 import torch
-import torch.utils._pytree as pytree
 
 from harness import compare, compat
 
@@ -230,7 +229,7 @@ def copy_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 class RecordedCall:
     """The first call of a function a scenario compiled, kept to replay at other sizes: once
     grown (Dynamo's automatic dynamic shapes recompile with the grown sizes symbolic) and
-    once grown further (that symbolic graph must be reused, no recompile)."""
+    once grown further (the symbolic graph serves it; recompiles only for other reasons)."""
 
     eager: Callable
     compiled: Callable
@@ -254,7 +253,7 @@ class RecordedCall:
             grown = _grown_arguments(self.args, factor)
             eager = lambda *args: self.eager(*args, **self.kwargs)  # noqa: E731
             try:
-                with torch.set_grad_enabled(self.grad_enabled):
+                with state():
                     first = eager(*_fresh(grown, self.leaves)[0])
                     again = eager(*_fresh(grown, self.leaves)[0])
             except Exception:
@@ -316,14 +315,14 @@ def record_first_call(fn: Callable, compiled: Callable, counter: Any, calls: lis
     """``compiled``, recording its first call's arguments (copies, taken before the call can
     mutate them) into ``calls``; replayed only if that call returned. A compiled module is
     returned as it is, with hooks. A call with arguments other than tensors and plain values
-    is not replayed: tensors inside objects cannot be grown consistently."""
+    (containers, objects) is not replayed: the tensors inside them are not grown."""
     pending: list[RecordedCall] = []
 
     def keep(args: tuple, kwargs: dict) -> None:
         if any(call.compiled is compiled for call in calls):
             return
         if all(type(arg) in (torch.Tensor, torch.nn.Parameter) or isinstance(arg, _PLAIN)
-               for arg in pytree.tree_leaves((args, kwargs))):
+               for arg in (*args, *kwargs.values())):
             copies: dict[int, Any] = {}
             kept = tuple(copies.setdefault(id(arg), _snapshot(arg)) for arg in args)
             call = RecordedCall(fn, compiled, counter, kept, dict(kwargs),
