@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, expectations, second_size, state, variants
+from harness import compat, device, expectations, second_size, state, variants
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
@@ -52,6 +52,7 @@ class DynamoTestCase(unittest.TestCase):
             self.backend.name if self.backend else None,
             compat.TORCH_VERSION,
             variant_name=variant.name if variant else STATIC,
+            device_type=device.selected_type(),
         )
         return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
 
@@ -90,12 +91,20 @@ class DynamoTestCase(unittest.TestCase):
             raise self._setup_error
         if self.expectation is not None and self.expectation.status == "skip":
             self.skipTest(f"{self.expectation.reason} [{self.expectation.source}]")
+        cpu_only = device.cpu_only_reason(type(self), getattr(self, self._testMethodName))
+        if cpu_only and not device.on_cpu():
+            self.skipTest(f"runs on the CPU only: {cpu_only}")
         compat.reset_dynamo()
         compat.dynamo_counters().clear()
         state.seed_everything()
         self._state_before = state.snapshot()
         self.guard_failures = GuardFailureRecorder().start()
         self.addCleanup(self._leave_state_as_found)
+        if device.chosen():
+            # What the scenario creates, its eager reference included, is on the run's device;
+            # left before the state is compared (cleanups run last in, first out). Entered for
+            # an explicit cpu too, which is how the CPU-only self-test exercises this path.
+            self.enter_context(torch.device(device.selected_name()))
 
     def _leave_state_as_found(self) -> None:
         self.guard_failures.stop()
@@ -307,6 +316,7 @@ def for_each_backend(family: type) -> type:
     for name, member in list(vars(family).items()):
         if name.startswith("test") and callable(member):
             setattr(family, name, _checked(member))
+    device.selected()  # a device that cannot be used stops the import, in one line
     params = [{"backend": backend, "variant": variant, "family": family.__name__}
               for backend in selected_backends() for variant in selected_variants()]
     parameterized_class(params, class_name_func=_class_name)(family)

@@ -33,9 +33,10 @@ def rand_strided(
     size: Sequence[int],
     stride: Sequence[int],
     dtype: torch.dtype = torch.float32,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
 ) -> torch.Tensor:
-    """A random tensor with exactly the given size and stride (over a minimal storage)."""
+    """A random tensor with exactly the given size and stride (over a minimal storage), on
+    ``device`` or else torch's default device (the run's device, harness/device.py)."""
     if len(size) != len(stride):
         raise ValueError(f"size {tuple(size)} and stride {tuple(stride)} differ in length")
     storage = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
@@ -185,12 +186,13 @@ def assert_same_autograd_metadata(testcase, expected: Any, actual: Any) -> None:
 
 def weighted_loss(outputs: Any, seed: int = 1234) -> torch.Tensor | None:
     """A loss whose gradient differs per element (a plain sum would hide a gradient that is
-    right only on average, or permuted)."""
+    right only on average, or permuted). The weights are drawn on the CPU, so they are the same
+    on every device."""
     generator = torch.Generator().manual_seed(seed)
     parts = []
     for out in _tensors(outputs):
         if out.requires_grad and (out.dtype.is_floating_point or out.dtype.is_complex):
-            weights = torch.rand(out.shape, generator=generator, dtype=torch.float64).to(out.dtype)
+            weights = torch.rand(out.shape, generator=generator, dtype=torch.float64, device="cpu").to(out.device, out.dtype)
             parts.append((out * weights).real.sum() if out.dtype.is_complex else (out * weights).sum())
     return sum(parts) if parts else None
 

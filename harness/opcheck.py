@@ -265,7 +265,8 @@ def _directional(fn: Callable, tensors: list[torch.Tensor], seed: int) -> tuple[
     if not wrt or loss is None:
         return None
     generator = torch.Generator().manual_seed(SEEDS[0])
-    directions = [torch.randn(tensors[index].shape, generator=generator) for index in wrt]
+    directions = [torch.randn(tensors[index].shape, generator=generator, device="cpu").to(tensors[index].device)
+                  for index in wrt]
     grads = torch.autograd.grad(loss, [inputs[index] for index in wrt], allow_unused=True)
     predicted = sum(float((grad.double() * direction).sum()) for grad, direction in zip(grads, directions)
                     if grad is not None)

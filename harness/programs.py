@@ -97,7 +97,8 @@ class Program:
         return f"program_{self.seed:04d}"
 
     def inputs_source(self) -> str:
-        body = [f"generator = torch.Generator().manual_seed({self.seed})", *self.setup,
+        # On the default device: the run's (harness/device.py), the CPU in a repro file.
+        body = [f"generator = torch.Generator(torch.get_default_device()).manual_seed({self.seed})", *self.setup,
                 f"return [{', '.join(self.bases)}], [{', '.join(self.params)}]"]
         return "def make_inputs():\n" + "".join(f"    {line}\n" for line in body)
 

@@ -37,7 +37,14 @@ def _torch_state() -> dict[str, Any]:
         "torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
         "torch.is_autocast_enabled('cpu')": torch.is_autocast_enabled("cpu"),
         "torch.get_num_threads()": torch.get_num_threads(),
+        # A TorchFunctionMode left on (``with torch.device(...)`` never exited, say) changes
+        # every later test's tensors.
+        "torch function modes": _function_modes(),
     }
+
+
+def _function_modes() -> tuple[str, ...]:
+    return tuple(type(mode).__name__ for mode in torch.overrides._get_current_function_mode_stack())
 
 
 def snapshot() -> dict[str, Any]:
@@ -65,6 +72,8 @@ def leaked(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 def restore(before: dict[str, Any]) -> None:
     """Put the snapshot's values back."""
     # Inference mode can only be left through its context manager, so it is reported, not undone.
+    while len(_function_modes()) > len(before["torch function modes"]):
+        torch._C._pop_torch_function_stack()
     torch.set_grad_enabled(before["torch.is_grad_enabled()"])
     torch.set_default_dtype(before["torch.get_default_dtype()"])
     torch.set_default_device(before["torch.get_default_device()"])

@@ -46,7 +46,8 @@ def _listing(entries: list[str]) -> list[str]:
 def render(results: RunResults, difference: Any = None, baseline_name: str | None = None) -> str:
     run = results.run
     lines = [f"## dynamo-aot-suite: {verdict(results)}", "",
-             f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}", ""]
+             f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}, "
+             f"device {_cell(str(run.get('device') or 'cpu'))}", ""]
     lines += _table(results)
     sweep = op_sweep_lines(results)
     if sweep:

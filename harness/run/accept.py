@@ -53,7 +53,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _new_entry(test: TestResult, torch_version: str) -> str:
+def _new_entry(test: TestResult, torch_version: str, device_type: str = "cpu") -> str:
     status = "skip" if test.outcome in ("CRASH", "TIMEOUT") else "xfail"
     reason = f"observed {test.outcome}: {test.reason}"
     if len(reason) > _REASON_LIMIT:
@@ -63,6 +63,8 @@ def _new_entry(test: TestResult, torch_version: str) -> str:
         lines.append(f"backend = {_toml_string(test.backend)}")
     if test.variant != "static":
         lines.append(f"variant = {_toml_string(test.variant)}")
+    if device_type != "cpu":  # seen on that device only
+        lines.append(f"device = {_toml_string(device_type)}")
     if torch_range := _torch_range(torch_version):
         lines.append(f"torch = {_toml_string(torch_range)}")
     lines += [f"status = {_toml_string(status)}", f"reason = {_toml_string(reason)}"]
@@ -118,7 +120,8 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
         today = datetime.date.today().isoformat()
         blocks = [f"# Added by run_tests.py --accept on {today} (torch {torch_version}): observed, "
                   "not yet explained."]
-        blocks += [_new_entry(test, torch_version) for test in failing]
+        device_type = str(results.run.get("device") or "cpu").split(":")[0]
+        blocks += [_new_entry(test, torch_version, device_type) for test in failing]
         new_text = new_text.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
         changes.added = [f"{test.scenario} on {test.backend}: {test.outcome}" for test in failing]
     if new_text != text:

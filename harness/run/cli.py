@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness import tiers, variants
+from harness import device, tiers, variants
 from harness.run import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which i
 DEFAULT_BACKENDS = "eager,aot_eager,inductor"  # harness.backends.DEFAULT_BACKENDS
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
 REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
-                     GENERATED_ENV)
+                     GENERATED_ENV, device.DEVICE_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -96,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated configurations to run every scenario under: "
                              f"{', '.join(variants.VARIANTS)} (harness/variants.py; default: "
                              f"${variants.VARIANTS_ENV}, else static)")
+    choose.add_argument("--device", metavar="DEVICE",
+                        help="the device every scenario creates its tensors and modules on, and compares with "
+                             "eager on: cpu, cuda, cuda:N, xpu, mps, or an out-of-tree device registered by a "
+                             f"module in DYNAMO_SUITE_IMPORTS (harness/device.py; default: ${device.DEVICE_ENV}, "
+                             "else cpu)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
@@ -235,7 +240,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         from harness import smoke
 
         print(smoke.headline({test.scenario for test in tests}), file=out)
-    print(f"running {len(tests)} tests on {', '.join(b['spec'] for b in chosen)} with torch {torch_version}, "
+    where = "" if device.on_cpu() else f" on device {device.selected_name()}"
+    print(f"running {len(tests)} tests on {', '.join(b['spec'] for b in chosen)} with torch {torch_version}{where}, "
           f"{max(1, min(jobs, len(tests)))} worker(s), {limits_text}"
           + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -260,6 +266,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
             "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
             "variants": [variant.name for variant in variants.selected_variants()],
+            "device": device.selected_name(),
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
@@ -302,6 +309,8 @@ def _configure(args: argparse.Namespace) -> None:
         os.environ[GENERATED_ENV] = args.generated
     if args.variants is not None:
         os.environ[variants.VARIANTS_ENV] = args.variants
+    if args.device is not None:
+        os.environ[device.DEVICE_ENV] = args.device  # checked where torch is imported (collection)
     try:
         variants.selected_variants()
     except variants.VariantError as error:

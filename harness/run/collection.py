@@ -51,13 +51,17 @@ def check_torch() -> str:
 def collect_here() -> Collected:
     """Collect in this process (which then holds torch and every test module)."""
     torch_version = check_torch()
-    from harness import backends, tiers
+    from harness import backends, device, tiers
     from harness.run.engine import TestInfo, backend_of, pytest_nodeid
 
     try:
         chosen = backends.selected_backends()
     except backends.BackendSpecError as error:
         raise CollectionError(str(error))
+    try:
+        device.selected()  # after the backends: their imports may register an out-of-tree device
+    except device.DeviceError as error:
+        raise CollectionError(f"--device / {error}")
     loader = unittest.TestLoader()
     suite = loader.discover(str(TEST_DIR), top_level_dir=str(ROOT))
     if loader.errors:

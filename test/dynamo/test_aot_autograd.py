@@ -347,6 +347,11 @@ _GLOBAL_TENSOR = torch.randn(3, 3)
 
 
 class _TruncWithParamAndGlobal(_TruncWithParam):
+    def __init__(self):
+        super().__init__()
+        global _GLOBAL_TENSOR
+        _GLOBAL_TENSOR = _GLOBAL_TENSOR.to(torch.get_default_device())  # the run's device (harness/device.py)
+
     def forward(self, a, b, e, f):
         a.trunc_()
         b.trunc_()
@@ -1073,8 +1078,7 @@ class AotAutogradMachineryTests(DynamoTestCase):
 
         with compat.scoped_library("suite_dupe", "FRAGMENT") as lib:
             lib.define("maybe_dupe(Tensor a) -> (Tensor, Tensor)")
-            lib.impl("maybe_dupe", _dupe_outputs_for_small, "CPU")
-            lib.impl("maybe_dupe", _dupe_outputs_for_small, "Meta")
+            lib.impl("maybe_dupe", _dupe_outputs_for_small, "CompositeExplicitAutograd")  # every device
 
             def f(a):
                 b, c = torch.ops.suite_dupe.maybe_dupe(a)

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from parameterized import parameterized
 
-from harness import BackendTestCase, for_each_backend
+from harness import BackendTestCase, device, for_each_backend
 from harness.compare import (
     assert_close,
     assert_same_aliasing,
@@ -306,10 +306,11 @@ class GlobalStateContractTests(ContractCase):
             return a @ b, (a * 2).sum()
         compiled = self.compile(fn)
         args = (torch.randn(4, 4), torch.randn(4, 4))
+        where = device.selected_type()
         for enabled in (True, False):
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
+            with torch.autocast(where, dtype=torch.bfloat16, enabled=enabled):
                 assert_close(self, fn(*args), compiled(*args))
-                self.assertEqual(torch.is_autocast_enabled("cpu"), enabled, "autocast state changed by the call")
+                self.assertEqual(torch.is_autocast_enabled(where), enabled, "autocast state changed by the call")
 
     def test_deterministic_code_leaves_the_rng_stream_alone(self):
         compiled = self.compile(lambda x: x.sin() * 2)

@@ -17,7 +17,7 @@ import re
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, for_each_backend, variants
+from harness import BackendTestCase, device, for_each_backend, variants
 from harness.opcheck import op_check, random_op_check
 
 SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
@@ -82,7 +82,7 @@ def selected_ops() -> list:
     if chosen == "none":
         return []
     # Jiterator ops claim CPU dtypes but run only on CUDA/ROCm.
-    ops = [op for op in _op_db() if op.supports_dtype(torch.float32, "cpu") and not op.name.startswith("jiterator_")]
+    ops = [op for op in _op_db() if op.supports_dtype(torch.float32, device.selected_type()) and not op.name.startswith("jiterator_")]
     if chosen == "quick":
         wanted = {name for names in QUICK_TIER.values() for name in names}
         ops = [op for op in ops if op.name in wanted and not op.variant_test_name]
@@ -164,7 +164,7 @@ class OpSweepTests(BackendTestCase):
     def check_op(self, op, samples: int, gradient_samples: int) -> None:
         requires_grad = op.supports_autograd
         checked = 0
-        chosen = op.sample_inputs("cpu", torch.float32, requires_grad=requires_grad)
+        chosen = op.sample_inputs(device.selected_name(), torch.float32, requires_grad=requires_grad)
         if hands_to_seeding_wrapper(op.op):
             chosen = one_of_each_rank_first(list(chosen), samples)
         for sample in chosen:
@@ -184,7 +184,7 @@ class OpSweepTests(BackendTestCase):
                              check_gradients=False, check_data_specialization=True)
             checked += 1
         if checked == 0:
-            self.skipTest(f"OpInfo '{op.name}' has no float32 CPU samples")
+            self.skipTest(f"OpInfo '{op.name}' has no float32 samples on {device.selected_name()}")
 
 
 def _populate() -> None:

@@ -20,6 +20,7 @@ def run_cli(*args: str, python: list[str] | None = None, env: dict[str, str] | N
     environment.pop("DYNAMO_SUITE_BACKENDS", None)
     environment.pop("DYNAMO_SUITE_EXPECTATIONS", None)
     environment.pop("DYNAMO_SUITE_VARIANTS", None)
+    environment.pop("DYNAMO_SUITE_DEVICE", None)
     command = [*(python or [sys.executable]), str(REPO_ROOT / "run_tests.py"), *args]
     return subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=timeout)

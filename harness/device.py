@@ -1,0 +1,100 @@
+"""The device the scenarios run on: ``cpu`` unless ``DYNAMO_SUITE_DEVICE`` (``run_tests.py
+--device``) names another: ``cuda``, ``cuda:1``, ``xpu``, ``mps``, or an out-of-tree device's
+name once the package that registers it is imported (``DYNAMO_SUITE_IMPORTS``).
+
+A backend runs different code on each device (inductor generates Triton on CUDA and C++ on
+the CPU), so the device is a property of the whole run, not an axis inside it: one run, one
+device. Every test runs with that device as torch's default device, so the tensors and modules
+a scenario creates (and the eager reference it compares with) are on it. A scenario that only
+makes sense on the CPU says so with ``@device.cpu_only("why")``: elsewhere it is SKIP with
+that reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+DEVICE_ENV = "DYNAMO_SUITE_DEVICE"
+CPU = "cpu"
+_CPU_ONLY = "__cpu_only_reason__"
+
+
+class DeviceError(ValueError):
+    pass
+
+
+def selected_name() -> str:
+    """The device as given (no torch needed): ``cpu`` unless the environment names another."""
+    return (os.environ.get(DEVICE_ENV) or CPU).strip()
+
+
+def selected():
+    """The device as a ``torch.device``, checked: torch knows it and can use it here."""
+    return _checked(selected_name())
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(name: str):
+    import torch
+
+    where = f"{DEVICE_ENV}={name!r}"
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError) as error:
+        raise DeviceError(f"{where}: not a device torch knows ({_first_line(error)}); use cpu, cuda, cuda:N, xpu, mps, "
+                          "or an out-of-tree device's name with its package in DYNAMO_SUITE_IMPORTS") from None
+    if device.type == CPU:
+        return device
+    try:
+        module = torch.get_device_module(device.type)
+    except (RuntimeError, AttributeError):
+        raise DeviceError(f"{where}: torch has no runtime module for '{device.type}' (torch.{device.type}), so "
+                          "scenarios cannot run there; use a real device such as cpu or cuda") from None
+    if not module.is_available():
+        raise DeviceError(f"{where}: torch {torch.__version__} has no usable {device.type} device here "
+                          f"(torch.{device.type}.is_available() is False); run where there is one, or use --device cpu")
+    if device.index is not None and device.index >= module.device_count():
+        raise DeviceError(f"{where}: only {module.device_count()} {device.type} device(s) here (indices from 0)")
+    return device
+
+
+def chosen() -> bool:
+    """Whether a device was named at all (an explicit ``cpu`` included)."""
+    return bool(os.environ.get(DEVICE_ENV, "").strip())
+
+
+def selected_type() -> str:
+    """``cuda`` for ``cuda:1``: what OpInfo and autocast are keyed by."""
+    return selected_name().split(":")[0]
+
+
+def on_cpu() -> bool:
+    return selected_type() == CPU
+
+
+def cpu_only(reason: str) -> Callable[[T], T]:
+    """Class or test decorator: the scenario runs on the CPU only; on another device it is
+    SKIP with ``reason``."""
+    if not reason.strip():
+        raise DeviceError("cpu_only needs a reason")
+
+    def mark(target: T) -> T:
+        setattr(target, _CPU_ONLY, reason)
+        return target
+
+    return mark
+
+
+def cpu_only_reason(testcase_class: type, test_method: Any) -> str | None:
+    for holder in (test_method, testcase_class):
+        reason = getattr(holder, _CPU_ONLY, None)
+        if reason:
+            return reason
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

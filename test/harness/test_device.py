@@ -1,0 +1,112 @@
+"""harness/device.py: the run's device (issue 19): checked before anything runs, applied
+around every test, and CPU-only scenarios skipped elsewhere with their reason."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+import torch
+from packaging.version import Version
+
+from harness import device, expectations
+from harness.report.console import repro_command
+from harness.report.results import TestResult
+from test.harness.cli import outcomes, run_cli
+
+class SelectionTests(unittest.TestCase):
+    def tearDown(self):
+        device._checked.cache_clear()
+
+    def test_cpu_by_default(self):
+        with mock.patch.dict(os.environ, {device.DEVICE_ENV: ""}):
+            self.assertEqual(device.selected(), torch.device("cpu"))
+            self.assertTrue(device.on_cpu())
+            self.assertFalse(device.chosen())
+
+    def test_a_name_torch_does_not_know_is_one_line_saying_what_to_use(self):
+        with mock.patch.dict(os.environ, {device.DEVICE_ENV: "gpu"}):
+            with self.assertRaisesRegex(device.DeviceError, r"^DYNAMO_SUITE_DEVICE='gpu': not a device torch "
+                                                            r"knows .*; use cpu, cuda") as caught:
+                device.selected()
+        self.assertNotIn("\n", str(caught.exception))
+
+    def test_a_device_without_a_runtime_module_is_refused(self):
+        with mock.patch.dict(os.environ, {device.DEVICE_ENV: "meta"}):
+            with self.assertRaisesRegex(device.DeviceError, r"no runtime module for 'meta'"):
+                device.selected()
+
+    @unittest.skipIf(torch.cuda.is_available(), "this machine has a CUDA device")
+    def test_an_absent_device_says_so(self):
+        with mock.patch.dict(os.environ, {device.DEVICE_ENV: "cuda:0"}):
+            self.assertEqual(device.selected_type(), "cuda")
+            with self.assertRaisesRegex(device.DeviceError, r"no usable cuda device here \(torch.cuda.is_available"):
+                device.selected()
+
+    def test_cpu_only_needs_a_reason(self):
+        with self.assertRaises(device.DeviceError):
+            device.cpu_only(" ")
+
+# A family with a CPU-only test, run as if the run's device were CUDA: the test is SKIP with
+# its reason before anything would touch the device (so this runs on a CPU-only machine).
+_CPU_ONLY_PROBE = """
+import sys, unittest, torch
+from harness import BackendTestCase, device, for_each_backend
+from harness import device as device_module
+
+device_module._checked = lambda name: torch.device("cpu")  # pretend the device exists
+
+class ProbeTests(BackendTestCase):
+    @device.cpu_only("reads host memory through a raw pointer")
+    def test_host_memory(self):
+        self.compile(lambda x: x + 1)(torch.ones(2))
+
+for_each_backend(ProbeTests)
+unittest.main(argv=["probe", "-v"], exit=True)
+"""
+
+class CpuOnlyTests(unittest.TestCase):
+    def test_skipped_with_its_reason_on_another_device(self):
+        env = {**os.environ, "DYNAMO_SUITE_BACKENDS": "eager", device.DEVICE_ENV: "cuda"}
+        done = subprocess.run([sys.executable, "-c", _CPU_ONLY_PROBE], env=env, capture_output=True, text=True,
+                              timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        self.assertIn("skipped 'runs on the CPU only: reads host memory through a raw pointer'", done.stderr)
+
+class ExpectationTests(unittest.TestCase):
+    def test_an_entry_can_target_a_device(self):
+        entry = expectations.Expectation(test="test_mod.Family.*", status="xfail", reason="r", device="cuda")
+        self.assertTrue(entry.applies_to("test_mod.Family.test_one", "eager", Version("2.13.0"), device_type="cuda"))
+        self.assertFalse(entry.applies_to("test_mod.Family.test_one", "eager", Version("2.13.0")))
+
+class RunnerTests(unittest.TestCase):
+    def test_a_bad_device_stops_the_run_in_one_line(self):
+        done = run_cli("--device", "gpu", "--list", timeout=300)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+        self.assertRegex(done.stderr, r"^run_tests.py: error: --device / DYNAMO_SUITE_DEVICE='gpu': not a device")
+
+    def test_scenarios_run_inside_the_device_context_and_leave_no_state(self):
+        # An explicit cpu enters the same per-test device context as cuda would: a scenario
+        # that left it on (or created tensors off the default device) would fail here.
+        with tempfile.TemporaryDirectory() as report_dir:
+            done = run_cli("--device", "cpu", "--backend", "aot_eager", "-j", "1", "--op-sweep", "none",
+                           "-k", "InputMutationTests", "-k", "ArgDupeRecompileTests", "-k", "GradientContractTests",
+                           "-k", "LSTMTests", "-k", "GeneratedProgramTests_aot_eager.test_seed_000",
+                           "--report-dir", report_dir, timeout=900)
+            self.assertEqual(done.returncode, 0, done.stdout[-3000:])
+            found = outcomes(report_dir)
+            self.assertGreater(sum(outcome == "PASS" for outcome in found.values()), 20, found)
+            self.assertIn("device cpu", (Path(report_dir) / "summary.md").read_text())
+
+    def test_the_rerun_command_names_the_device(self):
+        test = TestResult(id="test.dynamo.test_x.F_eager.test_y", outcome="FAIL", backend="eager",
+                          backend_spec="eager", scenario="test_x.F.test_y")
+        self.assertIn("--device cuda", repro_command(test, run={"device": "cuda"}))
+        self.assertNotIn("--device", repro_command(test, run={"device": "cpu"}))
+
