@@ -70,7 +70,7 @@ def compare(name: str, eager: torch.Tensor, compiled: torch.Tensor, fp64: torch.
         return None
     return Mismatch(
         name,
-        f"RMSE vs float64 {compiled_error:.3g}, eager float32's own {eager_error:.3g} "
+        f"RMSE vs float64 {compiled_error:.3g}, eager {eager.dtype}'s own {eager_error:.3g} "
         f"(allowed {multiplier:g}x + {tol / 10:g} = {allowance:.3g})",
         compiled_error / allowance,
     )

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, device, expectations, second_size, state, variants
+from harness import compat, device, dtypes, expectations, second_size, state, variants
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
@@ -53,6 +53,7 @@ class DynamoTestCase(unittest.TestCase):
             compat.TORCH_VERSION,
             variant_name=variant.name if variant else STATIC,
             device_type=device.selected_type(),
+            dtype_name=getattr(self, "dtype_name", dtypes.FLOAT32),
         )
         return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
 
@@ -160,12 +161,21 @@ class BackendTestCase(DynamoTestCase):
     """
 
     variant: Variant = VARIANTS[STATIC]
+    dtype_name: str = dtypes.FLOAT32  # harness.dtypes: torch's default dtype during the test
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return dtypes.torch_dtype(self.dtype_name)
 
     def setUp(self) -> None:
         super().setUp()
         reason = variants.opt_out_reason(type(self), getattr(self, self._testMethodName), self.variant)
         if reason:
             self.skipTest(f"not run under variant '{self.variant.name}': {reason}")
+        if self.dtype_name != dtypes.FLOAT32:
+            # Put back before the state check, like the variant's settings below.
+            self.addCleanup(torch.set_default_dtype, torch.get_default_dtype())
+            torch.set_default_dtype(self.dtype)
         if self.variant.dynamo_config:
             # Entered after the state snapshot and left before it is compared (cleanups run
             # last in, first out), so the variant's own settings are never a leak.
@@ -307,7 +317,8 @@ def _checked(test: Callable) -> Callable:
 
 def for_each_backend(family: type) -> type:
     """Generate ``<Family>_<backend>`` for each backend under test (``<Family>_<backend>_<variant>``
-    for each further variant, harness.variants), in the family's module.
+    for each further variant, harness.variants, and ``…_<dtype>`` for each further dtype of a
+    numeric family, harness.dtypes), in the family's module.
 
     The family itself keeps no tests (so it is not run without a backend).
     """
@@ -317,8 +328,13 @@ def for_each_backend(family: type) -> type:
         if name.startswith("test") and callable(member):
             setattr(family, name, _checked(member))
     device.selected()  # a device that cannot be used stops the import, in one line
-    params = [{"backend": backend, "variant": variant, "family": family.__name__}
-              for backend in selected_backends() for variant in selected_variants()]
+    params = [{"backend": backend, "variant": variant, "dtype_name": dtype_name, "family": family.__name__}
+              for backend in selected_backends() for variant in selected_variants()
+              for dtype_name in dtypes.dtypes_for(family)]
+    if not params:  # a non-numeric family when only half dtypes are selected: nothing to run
+        for name in [name for name in vars(family) if name.startswith("test")]:
+            delattr(family, name)
+        return family
     parameterized_class(params, class_name_func=_class_name)(family)
     module = sys.modules[family.__module__]
     for entry in params:
@@ -329,4 +345,4 @@ def for_each_backend(family: type) -> type:
 
 
 def _class_name(family: type, index: int, params: dict[str, Any]) -> str:
-    return f"{family.__name__}_{params['backend'].name}{params['variant'].suffix}"
+    return f"{family.__name__}_{params['backend'].name}{params['variant'].suffix}{dtypes.suffix(params['dtype_name'])}"

@@ -32,11 +32,13 @@ def tolerance(dtype: torch.dtype, scale: float = 1.0) -> tuple[float, float]:
 def rand_strided(
     size: Sequence[int],
     stride: Sequence[int],
-    dtype: torch.dtype = torch.float32,
+    dtype: torch.dtype | None = None,
     device: str | torch.device | None = None,
 ) -> torch.Tensor:
-    """A random tensor with exactly the given size and stride (over a minimal storage), on
-    ``device`` or else torch's default device (the run's device, harness/device.py)."""
+    """A random tensor with exactly the given size and stride (over a minimal storage), of
+    ``dtype`` or else torch's default dtype (the test's, harness/dtypes.py), on ``device`` or
+    else torch's default device (the run's device, harness/device.py)."""
+    dtype = dtype or torch.get_default_dtype()
     if len(size) != len(stride):
         raise ValueError(f"size {tuple(size)} and stride {tuple(stride)} differ in length")
     storage = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0

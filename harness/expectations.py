@@ -7,6 +7,7 @@ The data file is TOML; each ``[[expect]]`` table is one entry:
     backend = "*"            # glob over backend names in test ids (default "*")
     variant = "*"            # glob over variant names (harness.variants; default "*": all)
     device = "*"             # glob over the run's device type: cpu, cuda... (harness.device; default "*")
+    dtype = "*"              # glob over the test's dtype: float32, bfloat16, float16 (harness.dtypes)
     torch = ">=2.9"          # packaging specifier on the running torch (default: any)
     aot_autograd = true      # optional: only for backends that do / do not use AOTAutograd
     status = "xfail"         # "xfail" or "skip"
@@ -37,7 +38,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 EXPECTATIONS_ENV = "DYNAMO_SUITE_EXPECTATIONS"
 DEFAULT_FILE = Path(__file__).with_name("expectations.toml")
 STATUSES = ("xfail", "skip")
-_FIELDS = {"test": str, "backend": str, "variant": str, "device": str, "torch": str, "aot_autograd": bool, "status": str,
+_FIELDS = {"test": str, "backend": str, "variant": str, "device": str, "dtype": str, "torch": str, "aot_autograd": bool, "status": str,
            "reason": str}
 _REQUIRED = ("test", "status", "reason")
 
@@ -54,12 +55,13 @@ class Expectation:
     backend: str = "*"
     variant: str = "*"
     device: str = "*"
+    dtype: str = "*"
     torch: str = ""
     aot_autograd: bool | None = None
     source: str = ""  # file:line of the entry
 
     def applies_to(self, test_key: str, backend_name: str | None, torch_version: Version,
-                   variant_name: str = "static", device_type: str = "cpu") -> bool:
+                   variant_name: str = "static", device_type: str = "cpu", dtype_name: str = "float32") -> bool:
         """Everything but the AOTAutograd condition, which needs a probe of the backend."""
         if not fnmatch.fnmatchcase(test_key, self.test):
             return False
@@ -68,6 +70,8 @@ class Expectation:
         if not fnmatch.fnmatchcase(variant_name, self.variant):
             return False
         if not fnmatch.fnmatchcase(device_type, self.device):
+            return False
+        if not fnmatch.fnmatchcase(dtype_name, self.dtype):
             return False
         return not self.torch or SpecifierSet(self.torch).contains(torch_version, prereleases=True)
 
@@ -148,11 +152,11 @@ def active() -> list[Expectation]:
 
 def candidates(test_key: str, backend_name: str | None, torch_version: Version,
                entries: list[Expectation] | None = None, variant_name: str = "static",
-               device_type: str = "cpu") -> list[Expectation]:
+               device_type: str = "cpu", dtype_name: str = "float32") -> list[Expectation]:
     """Entries that may apply; the AOTAutograd condition is left to the caller."""
     entries = active() if entries is None else entries
     return [entry for entry in entries
-            if entry.applies_to(test_key, backend_name, torch_version, variant_name, device_type)]
+            if entry.applies_to(test_key, backend_name, torch_version, variant_name, device_type, dtype_name)]
 
 
 def decide(options: list[Expectation], uses_aot_autograd: Any) -> Expectation | None:

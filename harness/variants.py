@@ -78,13 +78,22 @@ VARIANTS = {
 
 
 def selected_variants() -> tuple[Variant, ...]:
-    value = os.environ.get(VARIANTS_ENV) or STATIC
+    return tuple(VARIANTS[name] for name in selected_names(VARIANTS_ENV, STATIC, tuple(VARIANTS), "variant",
+                                                           VariantError))
+
+
+def selected_names(env_name: str, default: str, choices: tuple[str, ...], noun: str,
+                   error: type[Exception]) -> tuple[str, ...]:
+    """The comma-separated names in ``env_name`` (``default`` when unset), in order, without
+    repeats; an unknown one raises ``error`` with a line naming the choices. An axis's
+    selection (variants here, dtypes in harness/dtypes.py)."""
+    value = os.environ.get(env_name) or default
     names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in VARIANTS]
+    unknown = [name for name in names if name not in choices]
     if unknown or not names:
-        raise VariantError(f"{VARIANTS_ENV}={value!r}: unknown variant {', '.join(unknown) or '(none given)'}; "
-                           f"choose from {', '.join(VARIANTS)}")
-    return tuple(VARIANTS[name] for name in dict.fromkeys(names))
+        raise error(f"{env_name}={value!r}: unknown {noun} {', '.join(unknown) or '(none given)'}; "
+                    f"choose from {', '.join(choices)}")
+    return tuple(dict.fromkeys(names))
 
 
 def opt_out(variant: str, reason: str) -> Callable[[T], T]:

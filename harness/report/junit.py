@@ -19,7 +19,8 @@ def _testcase(test: TestResult) -> ET.Element:
     module_class, _, method = test.id.rpartition(".")
     case = ET.Element("testcase", classname=_text(module_class), name=_text(method), time=f"{test.duration_s:.3f}")
     properties = ET.SubElement(case, "properties")
-    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("variant", test.variant), ("scenario", test.scenario),
+    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("variant", test.variant),
+                        ("dtype", test.dtype), ("scenario", test.scenario),
                         *sorted((test.metrics or {}).items()), ("expectation", test.expectation or "")]:
         ET.SubElement(properties, "property", name=_text(name), value=_text(value))
     if test.outcome in ("FAIL", "XPASS"):

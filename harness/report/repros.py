@@ -77,7 +77,8 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
         "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT)],
         "SCENARIO": [module, family, method],
         "ENVIRONMENT": {**run.get("environment", {}),
-                        **({"DYNAMO_SUITE_VARIANTS": test.variant} if test.variant != "static" else {})},
+                        **({"DYNAMO_SUITE_VARIANTS": test.variant} if test.variant != "static" else {}),
+                        **({"DYNAMO_SUITE_DTYPES": test.dtype} if test.dtype != "float32" else {})},
         "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
         "GRAPHS": graphs,
     }
@@ -215,7 +216,9 @@ def run_scenario(spec):
         print(name.stderr.strip().splitlines()[-1:])
         return 1
     variant = ENVIRONMENT.get("DYNAMO_SUITE_VARIANTS", "static")
-    test_class = f"{family}_{name.stdout.strip()}" + ("" if variant == "static" else f"_{variant}")
+    dtype = ENVIRONMENT.get("DYNAMO_SUITE_DTYPES", "float32")
+    test_class = (f"{family}_{name.stdout.strip()}" + ("" if variant == "static" else f"_{variant}")
+                  + ("" if dtype == "float32" else f"_{dtype}"))
     # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
     node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
     has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0

@@ -32,6 +32,13 @@ class ResultsError(ValueError):
     """A results file that cannot be read; the message is one line."""
 
 
+def column_name(backend: str, variant: str = "static", dtype: str = "float32") -> str:
+    """A report column: ``backend[/variant][/dtype]``, leaving out the defaults."""
+    if backend == BACKEND_INDEPENDENT:
+        return backend
+    return "/".join([backend, *([variant] if variant != "static" else []), *([dtype] if dtype != "float32" else [])])
+
+
 @dataclass
 class TestResult:
     id: str  # the unittest id: module.Class.test
@@ -57,11 +64,13 @@ class TestResult:
     time_limit_s: float | None = None  # its own time limit (None: the run's timeout_s)
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
     variant: str = "static"  # harness.variants: the configuration it ran under
+    dtype: str = "float32"  # harness.dtypes: torch's default dtype during the test
 
     @property
     def column(self) -> str:
-        """Its column in the reports: the backend, and the variant unless ``static``."""
-        return self.backend if self.variant == "static" else f"{self.backend}/{self.variant}"
+        """Its column in the reports: the backend, then the variant unless ``static`` and the
+        dtype unless ``float32`` (``inductor/dynamic/bfloat16``)."""
+        return column_name(self.backend, self.variant, self.dtype)
 
     @property
     def unexpected(self) -> bool:
@@ -110,13 +119,15 @@ class RunResults:
         return names
 
     def columns(self) -> list[str]:
-        """Report columns: per backend in run order, its variants in run order
-        (``inductor``, ``inductor/dynamic``...); backend-independent last."""
+        """Report columns: per backend in run order, its variants in run order and under each
+        its dtypes (``inductor``, ``inductor/bfloat16``, ``inductor/dynamic``...);
+        backend-independent last."""
         variants = list(dict.fromkeys([*self.run.get("variants", []), *(test.variant for test in self.tests)]))
+        dtypes = list(dict.fromkeys([*self.run.get("dtypes", []), *(test.dtype for test in self.tests)]))
         present = {test.column for test in self.tests}
         columns = [column for backend in self.backends() for column in
-                   dict.fromkeys(backend if variant == "static" or backend == BACKEND_INDEPENDENT
-                                 else f"{backend}/{variant}" for variant in variants or ["static"])]
+                   dict.fromkeys(column_name(backend, variant, dtype)
+                                 for variant in variants or ["static"] for dtype in dtypes or ["float32"])]
         return [column for column in columns if column in present] or columns
 
     def to_json(self) -> dict[str, Any]:

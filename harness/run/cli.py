@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness import device, tiers, variants
+from harness import device, dtypes, tiers, variants
 from harness.run import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated configurations to run every scenario under: "
                              f"{', '.join(variants.VARIANTS)} (harness/variants.py; default: "
                              f"${variants.VARIANTS_ENV}, else static)")
+    choose.add_argument("--dtypes", metavar="D1,D2",
+                        help="comma-separated dtypes to run the numeric families (backend contract, Python "
+                             f"autograd, LSTM, op sweep, models) in: {', '.join(dtypes.DTYPES)} (harness/dtypes.py; "
+                             f"default: ${dtypes.DTYPES_ENV}, else float32; the other families run in float32 "
+                             "when it is selected)")
     choose.add_argument("--device", metavar="DEVICE",
                         help="the device every scenario creates its tensors and modules on, and compares with "
                              "eager on: cpu, cuda, cuda:N, xpu, mps, or an out-of-tree device registered by a "
@@ -266,6 +271,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
             "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
             "variants": [variant.name for variant in variants.selected_variants()],
+            "dtypes": list(dtypes.selected_dtypes()),
             "device": device.selected_name(),
             "tier": tiers.current(),
             "shard": shard_text,
@@ -309,6 +315,12 @@ def _configure(args: argparse.Namespace) -> None:
         os.environ[GENERATED_ENV] = args.generated
     if args.variants is not None:
         os.environ[variants.VARIANTS_ENV] = args.variants
+    if args.dtypes is not None:
+        os.environ[dtypes.DTYPES_ENV] = args.dtypes
+    try:
+        dtypes.selected_dtypes()
+    except dtypes.DtypeError as error:
+        raise UsageError(f"--dtypes / {error}")
     if args.device is not None:
         os.environ[device.DEVICE_ENV] = args.device  # checked where torch is imported (collection)
     try:

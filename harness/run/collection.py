@@ -75,7 +75,8 @@ def collect_here() -> Collected:
             f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
         tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method), scenario=key,
                               backend=backend, backend_spec=spec, tier=tiers.tier_of(test),
-                              variant=getattr(getattr(cls, "variant", None), "name", "static")))
+                              variant=getattr(getattr(cls, "variant", None), "name", "static"),
+                              dtype=getattr(cls, "dtype_name", "float32")))
     return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests)
 
 

@@ -52,13 +52,14 @@ class TestInfo:
     backend_spec: str
     tier: str = "default"  # harness.tiers: the tier that runs it
     variant: str = "static"  # harness.variants
+    dtype: str = "float32"  # harness.dtypes
     timeout: float = 0.0  # its own time limit (harness.run.timeouts); 0: EngineOptions.timeout
 
     def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
         if outcome == "TIMEOUT" and self.timeout:
             reason += "; the limit comes from the test's recorded duration, --timeout S sets another"
         return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
-                          backend_spec=self.backend_spec, variant=self.variant, outcome=outcome, reason=reason,
+                          backend_spec=self.backend_spec, variant=self.variant, dtype=self.dtype, outcome=outcome, reason=reason,
                           time_limit_s=self.timeout or None, **fields)
 
 

@@ -38,7 +38,7 @@ from harness import (
     for_each_backend,
     rand_strided,
 )
-from harness import compat, tiers, variants
+from harness import compat, dtypes, tiers, variants
 
 
 def _grads(outputs, inputs, grad_outputs=None, **kwargs):
@@ -66,6 +66,7 @@ FULL_SEQUENCE = 92
 
 
 @for_each_backend
+@dtypes.numeric
 class LSTMTests(BackendTestCase):
     """nn.LSTM is only traced when Dynamo's RNN support is on; otherwise it runs eagerly."""
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from parameterized import parameterized
 
-from harness import BackendTestCase, device, for_each_backend
+from harness import BackendTestCase, device, dtypes, for_each_backend
 from harness.compare import (
     assert_close,
     assert_same_aliasing,
@@ -30,6 +30,7 @@ def _leaves(values: Any) -> list[torch.Tensor]:
     return [value for value in values if isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf]
 
 
+@dtypes.numeric
 class ContractCase(BackendTestCase):
     """``check``: run ``fn`` eagerly and compiled on identical fresh inputs and compare
     everything observable."""

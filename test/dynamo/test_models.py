@@ -10,13 +10,14 @@ buffer mutations, and graphs of hundreds of nodes.
 
 from __future__ import annotations
 
-from harness import BackendTestCase, for_each_backend, tiers, variants
+from harness import BackendTestCase, dtypes, for_each_backend, tiers, variants
 from harness.models import ModelSpec, check_eval, check_train, missing_library
 from test.dynamo.model_zoo import MODELS
 
 
 @variants.opt_out("automatic_dynamic", "the compiled step takes the model as an argument, whose tensors cannot be "
                                        "resized with its inputs; the dynamic variant runs the model's graphs at a second size")
+@dtypes.numeric
 class ModelTests(BackendTestCase):
     """``test_<model>_eval`` and ``test_<model>_train`` for each model."""
 

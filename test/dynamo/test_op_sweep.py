@@ -17,7 +17,7 @@ import re
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, device, for_each_backend, variants
+from harness import BackendTestCase, device, dtypes, for_each_backend, variants
 from harness.opcheck import op_check, random_op_check
 
 SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
@@ -158,13 +158,17 @@ def _make_test(op, samples: int, gradient_samples: int):
 @variants.opt_out("automatic_dynamic", "each sample is compiled on its own with dynamic=False, so no size ever changes; "
                   "the dynamic variant runs the operators with symbolic sizes")
 @variants.opt_out("compiled_autograd", "op_check resets Dynamo before each sample, which turns compiled autograd off")
+@dtypes.numeric
 class OpSweepTests(BackendTestCase):
     """One test per OpInfo operator: every sample checked by op_check."""
 
     def check_op(self, op, samples: int, gradient_samples: int) -> None:
-        requires_grad = op.supports_autograd
+        where = device.selected_type()
+        if not op.supports_dtype(self.dtype, where):
+            self.skipTest(f"OpInfo '{op.name}' does not support {self.dtype_name} on {where}")
+        requires_grad = op.supports_autograd and self.dtype in op.supported_backward_dtypes(where)
         checked = 0
-        chosen = op.sample_inputs(device.selected_name(), torch.float32, requires_grad=requires_grad)
+        chosen = op.sample_inputs(device.selected_name(), self.dtype, requires_grad=requires_grad)
         if hands_to_seeding_wrapper(op.op):
             chosen = one_of_each_rank_first(list(chosen), samples)
         for sample in chosen:
@@ -184,7 +188,7 @@ class OpSweepTests(BackendTestCase):
                              check_gradients=False, check_data_specialization=True)
             checked += 1
         if checked == 0:
-            self.skipTest(f"OpInfo '{op.name}' has no float32 samples on {device.selected_name()}")
+            self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
 
 
 def _populate() -> None:

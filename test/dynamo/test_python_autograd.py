@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from harness import BackendTestCase, assert_close, for_each_backend, variants
+from harness import BackendTestCase, assert_close, dtypes, for_each_backend, variants
 
 _names = itertools.count()
 
@@ -137,6 +137,7 @@ def loss_gradients_resetting_tape(a, b):
 
 @for_each_backend
 @variants.opt_out("compiled_autograd", "the gradients come from the scenarios' own Python tape; autograd's backward() never runs")
+@dtypes.numeric
 class PythonAutogradTests(BackendTestCase):
     def setUp(self) -> None:
         super().setUp()

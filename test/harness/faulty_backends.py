@@ -622,3 +622,19 @@ def wrong_compiled_autograd_backward(gm: torch.fx.GraphModule, example_inputs: l
                 node.args = (grads, *node.args[1:])
         gm.recompile()
     return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+
+
+def forgets_to_cast_back_half(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *outputs keep eager's dtypes in half precision* (harness/dtypes.py). A graph
+    with a bfloat16 or float16 input is computed in float32, as accelerator compilers do for
+    accuracy, and its floating outputs are returned as float32: the cast back to the input's
+    precision is forgotten. Graphs without half inputs compile as aot_eager's."""
+    compiled = torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+    half = (torch.bfloat16, torch.float16)
+    if not any(isinstance(value, torch.Tensor) and value.dtype in half for value in example_inputs):
+        return compiled
+
+    def run(*args: Any) -> Any:
+        return gm(*[arg.float() if isinstance(arg, torch.Tensor) and arg.dtype in half else arg for arg in args])
+
+    return run

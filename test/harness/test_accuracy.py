@@ -34,7 +34,7 @@ class CompareTests(unittest.TestCase):
         eager, fp64, _ = _three_ways(_deep_sum, 4, 4000)
         compiled = eager * (1 + 3e-4)
         mismatch = compare("out", eager, compiled, fp64, tol=1e-4)
-        self.assertRegex(str(mismatch), r"out: RMSE vs float64 .*, eager float32's own .* \(allowed 2x")
+        self.assertRegex(str(mismatch), r"out: RMSE vs float64 .*, eager torch.float32's own .* \(allowed 2x")
 
     def test_small_tensors_get_a_larger_multiplier(self):
         eager, fp64, _ = _three_ways(_deep_sum, 10)

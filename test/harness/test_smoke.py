@@ -127,8 +127,8 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
     def test_every_faulty_backend_is_caught(self):
         in_tables = {fault.name for fault in test_faulty_backends.FAULTS}
         self.assertEqual(set(test_faulty_models.MODEL_FAULTS) - set(CAUGHT_OUTSIDE_FAULTS), set())
-        # Right under static by design (smoke runs static only): test_variant_faults catches
-        # each under the variants it is wrong in.
+        # Right under static/float32 by design (all smoke runs): test_variant_faults catches
+        # each under the variants and dtypes it is wrong in.
         variant_only = {fault.name for fault in test_variant_faults.FAULTS}
         self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS) - variant_only,
                          set(), "a faulty backend with no smoke test on record")

@@ -1,8 +1,10 @@
-"""Each variant catches a backend that is wrong only under it (issue 19's self-test).
+"""Each variant and each half dtype catches a backend that is wrong only there (issue 19's
+self-test).
 
-A faulty backend of test/harness/faulty_backends.py that is right under ``static`` and wrong
-only with what a variant gives it must fail that variant's scenarios, pass the same
-scenarios under ``static``, and aot_eager must pass them under the variant.
+A faulty backend of test/harness/faulty_backends.py that is right under ``static``/float32
+and wrong only with what a variant (harness/variants.py) or a dtype (harness/dtypes.py) gives
+it must fail those scenarios there, pass the same scenarios under static/float32, and
+aot_eager must pass them there.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from test.harness.cli import read_results, run_cli
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
+FLOAT32 = "float32"
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,12 @@ class VariantFault:
     name: str  # an attribute of test/harness/faulty_backends.py
     variants: tuple[str, ...]  # the variants it is wrong under (right under static)
     catches: tuple[str, ...]  # globs over "<module>.<Family>.<test>": each must fail under each variant
+    dtypes: tuple[str, ...] = ()  # the dtypes it is wrong under, with static (right in float32)
+
+    @property
+    def wrong_under(self) -> list[tuple[str, str]]:
+        """(variant, dtype) configurations it is wrong under."""
+        return [(variant, FLOAT32) for variant in self.variants] + [("static", dtype) for dtype in self.dtypes]
 
 
 FAULTS = (
@@ -38,13 +47,18 @@ FAULTS = (
         f"{CONTRACT}.GradientContractTests.test_first_order_*",
         f"{CONTRACT}.OutputContractTests.test_layouts_[0-4]_*",  # 5 is zero-size: no gradient to be wrong
         "test_aot_autograd.RequiresGradRecompileTests.*")),
+    VariantFault("forgets_to_cast_back_half", (), (
+        f"{CONTRACT}.OutputContractTests.test_layouts_*",
+        f"{CONTRACT}.GradientContractTests.test_first_order_*",
+        "test_python_autograd.PythonAutogradTests.test_forwards",
+        "test_aot_autograd.LSTMTests.test_lstm_no_grad"), dtypes=("bfloat16", "float16")),
 )
 CONTROL = "aot_eager"
 
 
-def _id_glob(scenario_glob: str, backend: str, variant: str) -> str:
+def _id_glob(scenario_glob: str, backend: str, variant: str, dtype: str = "float32") -> str:
     module, family, test = scenario_glob.split(".", 2)
-    suffix = "" if variant == "static" else f"_{variant}"
+    suffix = ("" if variant == "static" else f"_{variant}") + ("" if dtype == "float32" else f"_{dtype}")
     return f"test.dynamo.{module}.{family}_{backend}{suffix}.{test}"
 
 
@@ -55,11 +69,13 @@ class VariantFaultsTests(unittest.TestCase):
         cls.addClassCleanup(directory.cleanup)
         backends = [f"{FAULTY_MODULE}:{fault.name}" for fault in FAULTS] + [CONTROL]
         variants = ["static", *dict.fromkeys(variant for fault in FAULTS for variant in fault.variants)]
-        patterns = sorted({_id_glob(scenario, backend, variant) for fault in FAULTS for scenario in fault.catches
-                           for backend, variant in [(fault.name, "static"),
-                                                    *((name, variant) for variant in fault.variants
-                                                      for name in (fault.name, CONTROL))]})
+        dtypes = [FLOAT32, *dict.fromkeys(dtype for fault in FAULTS for dtype in fault.dtypes)]
+        patterns = sorted({_id_glob(scenario, backend, variant, dtype) for fault in FAULTS for scenario in fault.catches
+                           for backend, variant, dtype in [(fault.name, "static", FLOAT32),
+                                                           *((name, variant, dtype) for variant, dtype in fault.wrong_under
+                                                             for name in (fault.name, CONTROL))]})
         cls.completed = run_cli("--backend", ",".join(backends), "--variants", ",".join(variants),
+                                "--dtypes", ",".join(dtypes),
                                 *(arg for pattern in patterns for arg in ("-k", pattern)),
                                 "--report-dir", directory.name)
         cls.results = read_results(directory.name)["tests"] if cls.completed.returncode in (0, 1) else []
@@ -67,19 +83,19 @@ class VariantFaultsTests(unittest.TestCase):
     def describe(self) -> str:
         return f"\n{self.completed.stdout[-3000:]}\n{self.completed.stderr[-2000:]}"
 
-    def matching(self, scenario_glob: str, backend: str, variant: str) -> list[dict]:
-        pattern = _id_glob(scenario_glob, backend, variant)
+    def matching(self, scenario_glob: str, backend: str, variant: str, dtype: str = FLOAT32) -> list[dict]:
+        pattern = _id_glob(scenario_glob, backend, variant, dtype)
         tests = [test for test in self.results if fnmatch.fnmatchcase(test["id"], pattern)]
         self.assertTrue(tests, f"no test matches {pattern}" + self.describe())
         return tests
 
-    def test_each_fault_fails_its_variant(self):
+    def test_each_fault_fails_its_variant_or_dtype(self):
         for fault in FAULTS:
-            for variant, scenario in itertools.product(fault.variants, fault.catches):
-                with self.subTest(fault=fault.name, variant=variant, scenario=scenario):
-                    tests = self.matching(scenario, fault.name, variant)
+            for (variant, dtype), scenario in itertools.product(fault.wrong_under, fault.catches):
+                with self.subTest(fault=fault.name, variant=variant, dtype=dtype, scenario=scenario):
+                    tests = self.matching(scenario, fault.name, variant, dtype)
                     missed = {t["id"]: t["outcome"] for t in tests if t["outcome"] not in ("FAIL", "ERROR", "CRASH")}
-                    self.assertEqual(missed, {}, f"{fault.name} went unnoticed under {variant}")
+                    self.assertEqual(missed, {}, f"{fault.name} went unnoticed under {variant}/{dtype}")
                     for test in tests:
                         self.assertNotIn("leaked global state", test["reason"], test["id"])
 
@@ -91,21 +107,25 @@ class VariantFaultsTests(unittest.TestCase):
                               if t["outcome"] != "PASS"}
                     self.assertEqual(failed, {})
 
-    def test_the_control_passes_each_variant(self):
+    def test_the_control_passes_each_variant_and_dtype(self):
         for fault in FAULTS:
-            for variant, scenario in itertools.product(fault.variants, fault.catches):
-                with self.subTest(variant=variant, scenario=scenario):
-                    failed = {t["id"]: t["reason"] for t in self.matching(scenario, CONTROL, variant)
+            for (variant, dtype), scenario in itertools.product(fault.wrong_under, fault.catches):
+                with self.subTest(variant=variant, dtype=dtype, scenario=scenario):
+                    failed = {t["id"]: t["reason"] for t in self.matching(scenario, CONTROL, variant, dtype)
                               if t["outcome"] != "PASS"}
                     self.assertEqual(failed, {})
 
-    def test_columns_and_ids_carry_the_variant(self):
-        columns = {(t["backend"], t["variant"]) for t in self.results}
-        self.assertIn((CONTROL, "dynamic"), columns)
-        self.assertIn((CONTROL, "automatic_dynamic"), columns)
-        self.assertIn((CONTROL, "compiled_autograd"), columns)
+    def test_columns_and_ids_carry_the_variant_and_dtype(self):
+        columns = {(t["backend"], t["variant"], t["dtype"]) for t in self.results}
+        self.assertIn((CONTROL, "dynamic", FLOAT32), columns)
+        self.assertIn((CONTROL, "automatic_dynamic", FLOAT32), columns)
+        self.assertIn((CONTROL, "compiled_autograd", FLOAT32), columns)
+        self.assertIn((CONTROL, "static", "bfloat16"), columns)
+        self.assertIn((CONTROL, "static", "float16"), columns)
         self.assertTrue(all(t["id"].split(".")[-2].endswith(f"_{t['variant']}") for t in self.results
-                            if t["variant"] != "static"))
+                            if t["variant"] != "static" and t["dtype"] == FLOAT32))
+        self.assertTrue(all(t["id"].split(".")[-2].endswith(f"_{t['dtype']}") for t in self.results
+                            if t["dtype"] != FLOAT32))
 
 
 if __name__ == "__main__":

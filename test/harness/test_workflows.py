@@ -114,6 +114,7 @@ class NightlyWorkflowTests(unittest.TestCase):
         self.assertIn("--tier nightly", self.text, "the nightly runs the stress scenarios")
         self.assertIn("--variants static,dynamic,automatic_dynamic,compiled_autograd", self.text,
                       "the nightly runs every variant")
+        self.assertIn("--dtypes float32,bfloat16,float16", self.text, "the nightly runs every dtype")
 
     def test_report_merges_compares_summarizes_and_uploads(self):
         steps = "\n".join(step.get("run", "") + str(step.get("with", ""))

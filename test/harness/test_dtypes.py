@@ -1,0 +1,67 @@
+"""harness/dtypes.py: the dtype axis of the numeric families (issue 19)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import dtypes
+from harness.report.results import column_name
+from test.harness.cli import run_cli
+
+
+class SelectionTests(unittest.TestCase):
+    def test_float32_by_default(self):
+        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: ""}):
+            self.assertEqual(dtypes.selected_dtypes(), ("float32",))
+
+    def test_an_unknown_name_says_which_exist(self):
+        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float32,bf16"}):
+            with self.assertRaisesRegex(dtypes.DtypeError, r"unknown dtype bf16; choose from float32, bfloat16, float16"):
+                dtypes.selected_dtypes()
+
+    def test_only_numeric_families_get_half_copies(self):
+        numeric = dtypes.numeric(type("Numeric", (), {}))
+        plain = type("Plain", (), {})
+        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float32,bfloat16"}):
+            self.assertEqual(dtypes.dtypes_for(numeric), ("float32", "bfloat16"))
+            self.assertEqual(dtypes.dtypes_for(plain), ("float32",))
+        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float16"}):
+            self.assertEqual(dtypes.dtypes_for(plain), ())
+
+    def test_report_columns_leave_out_the_defaults(self):
+        self.assertEqual(column_name("inductor"), "inductor")
+        self.assertEqual(column_name("inductor", "static", "bfloat16"), "inductor/bfloat16")
+        self.assertEqual(column_name("inductor", "dynamic", "float16"), "inductor/dynamic/float16")
+        self.assertEqual(column_name("-", "dynamic", "float16"), "-")
+
+
+class RunnerTests(unittest.TestCase):
+    def test_an_unknown_dtype_is_a_usage_error(self):
+        done = run_cli("--dtypes", "half", "--list", timeout=300)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertRegex(done.stderr.strip(), r"^run_tests.py: error: --dtypes / .*unknown dtype half; choose from")
+
+    def test_ids_reports_and_the_default_dtype_carry_the_dtype(self):
+        listed = run_cli("--backend", "eager", "--dtypes", "float32,bfloat16", "--list", timeout=300).stdout.split()
+        self.assertIn("test.dynamo.test_backend_contract.OutputContractTests_eager_bfloat16.test_zero_dim", listed)
+        self.assertIn("test.dynamo.test_aot_autograd.InputMutationTests_eager.test_slice_assignment_into_input", listed)
+        self.assertFalse([test for test in listed if "InputMutationTests_eager_bfloat16" in test],
+                         "a family that is not numeric has no half copy")
+        with tempfile.TemporaryDirectory() as directory:
+            done = run_cli("--backend", "aot_eager", "--dtypes", "float32,float16", "-k", "test_layouts_0_contiguous",
+                           "-k", "test_default_dtype_read_and_kept", "--report-dir", directory, timeout=600)
+            self.assertEqual(done.returncode, 0, done.stdout[-2000:])
+            results = json.loads((Path(directory) / "results.json").read_text())
+            self.assertEqual(sorted(test["dtype"] for test in results["tests"]), ["float16", "float16", "float32", "float32"])
+            self.assertEqual(results["run"]["dtypes"], ["float32", "float16"])
+            self.assertIn("| aot\\_eager/float16 |", (Path(directory) / "summary.md").read_text())  # markdown-escaped
+            self.assertIn('name="dtype" value="float16"', (Path(directory) / "junit.xml").read_text())
+
+
+if __name__ == "__main__":
+    unittest.main()
