@@ -98,49 +98,19 @@ def _randomized(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     return result
 
 
-HALF = (torch.bfloat16, torch.float16)
-
-
 def _comparer(testcase, tolerance_scale: float) -> Callable[..., None]:
     def compare(label: str, want: Any, got: Any, reference: Callable[[], Any] | None = None) -> None:
         try:
             assert_close(testcase or unittest.TestCase(), want, got, scale=tolerance_scale, what=label)
         except AssertionError as error:
-            if reference is not None and _no_worse_than_eager(want, got, reference, tolerance_scale):
+            if reference is not None and accuracy.no_worse_than_eager(
+                    want, got, reference, lambda dtype: tolerance(dtype, tolerance_scale)[0]):
                 return
             raise OpCheckFailure(
                 f"{label} differ between eager and the compiled call: the operator would give wrong "
                 f"{label} under torch.compile with this backend. {error}") from None
 
     return compare
-
-
-def _no_worse_than_eager(want: Any, got: Any, reference: Callable[[], Any], scale: float) -> bool:
-    """In half precision a compiler that keeps intermediates in float32 and rounds once is off
-    from eager (which rounds after every step) by more than a fixed tolerance, while being
-    right. So half-precision values outside the tolerance are judged as PyTorch's accuracy runs
-    judge them: no further from a float64 run than a small multiple of eager's own distance
-    (harness/accuracy.py). Structure, dtypes and non-half values must still match exactly."""
-    wants, gots = pytree.tree_leaves(want), pytree.tree_leaves(got)
-    if len(wants) != len(gots) or not any(isinstance(w, torch.Tensor) and w.dtype in HALF for w in wants):
-        return False
-    try:
-        truths = pytree.tree_leaves(reference())
-    except Exception:  # the operator has no float64 kernel here: the tolerance decides
-        return False
-    if len(truths) != len(wants):
-        return False
-    for index, (w, g, truth) in enumerate(zip(wants, gots, truths)):
-        if not (isinstance(w, torch.Tensor) and w.dtype in HALF and isinstance(truth, torch.Tensor)):
-            continue  # assert_close already holds these to eager exactly or within tolerance
-        if accuracy.compare(str(index), w, g, truth, tolerance(w.dtype, scale)[0]) is not None:
-            return False
-    return True
-
-
-def _in_float64(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
-    return [tensor.detach().double().requires_grad_(tensor.requires_grad) if tensor.dtype in HALF
-            else tensor.detach().clone().requires_grad_(tensor.requires_grad) for tensor in tensors]
 
 
 def _dynamic() -> bool | None:
@@ -187,7 +157,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
         raise OpCheckFailure("eager autograd finds no gradient for these inputs (\"does not require grad and "
                              "does not have a grad_fn\"), but the compiled call produced one") from None
     actual, actual_grads = _forward_backward(compiled, compiled_inputs, check_gradients)
-    truth = functools.cache(lambda: _forward_backward(flat_fn, _in_float64(tensors), check_gradients))
+    truth = functools.cache(lambda: _forward_backward(flat_fn, accuracy.in_float64(tensors), check_gradients))
     compare("outputs", expected, actual, reference=lambda: truth()[0])
     compare("inputs after the call", eager_inputs, compiled_inputs)
     if check_gradients:

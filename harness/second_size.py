@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 import sympy
 import torch
 
-from harness import compare, compat
+from harness import accuracy, compare, compat
 
 # Second sizes to try, in order; the first that every guard Dynamo recorded for the graph
 # accepts is used (the compiled graph is only valid where its guards hold).
@@ -272,20 +272,33 @@ def compare_runs(testcase, reference: Callable, compiled: Callable, inputs: list
     """``compiled`` against ``reference`` on copies of ``inputs``, each run inside ``state()``
     (the global state the code was compiled for; code that changes it, such as grad mode,
     does not leave it changed for the other run): outputs, inputs after the call
-    (mutations), and the gradients of a weighted loss w.r.t. inputs that require grad."""
-    (eager_args, eager_leaves), (compiled_args, compiled_leaves) = _fresh(inputs, leaves), _fresh(inputs, leaves)
+    (mutations), and the gradients of a weighted loss w.r.t. inputs that require grad.
+    Half-precision values outside the tolerance are judged against the reference run in
+    float64 (harness/accuracy.py)."""
+    expected = _run(reference, inputs, leaves, state)
+    actual = _run(compiled, inputs, leaves, state)
+    truth = functools.cache(lambda: _run(reference, accuracy.in_float64(inputs), leaves, state))
+    for index, what in enumerate(("output", "inputs after the call", "gradients")):
+        if expected[index] is None or actual[index] is None:
+            continue  # no gradient to compare (the first run's own: a missing one fails above)
+        try:
+            compare.assert_close(testcase, expected[index], actual[index], what=what)
+        except AssertionError:
+            if not accuracy.no_worse_than_eager(expected[index], actual[index], lambda index=index: truth()[index],
+                                                lambda dtype: compare.tolerance(dtype)[0]):
+                raise
+
+
+def _run(fn: Callable, inputs: list[Any], leaves: list[bool], state: Callable[[], Any]) -> tuple:
+    """One run on fresh copies: (outputs, inputs after the call, gradients of the weighted
+    loss, or None when there are none)."""
+    args, grad_leaves = _fresh(inputs, leaves)
     with state():
-        expected = list(_as_sequence(reference(*eager_args)))
-    with state():
-        actual = list(_as_sequence(compiled(*compiled_args)))
-    compare.assert_close(testcase, expected, actual)
-    compare.assert_close(testcase, eager_args, compiled_args, what="inputs after the call")
-    expected_loss, actual_loss = compare.weighted_loss(expected), compare.weighted_loss(actual)
-    if expected_loss is None or actual_loss is None or not (eager_leaves and expected_loss.requires_grad):
-        return
-    expected_grads = torch.autograd.grad(expected_loss, eager_leaves, allow_unused=True)
-    actual_grads = torch.autograd.grad(actual_loss, compiled_leaves, allow_unused=True)
-    compare.assert_close(testcase, list(expected_grads), list(actual_grads), what="gradients")
+        outputs = list(_as_sequence(fn(*args)))
+    loss = compare.weighted_loss(outputs)
+    if loss is None or not (grad_leaves and loss.requires_grad):
+        return outputs, args, None
+    return outputs, args, list(torch.autograd.grad(loss, grad_leaves, allow_unused=True))
 
 
 def _fresh(inputs: list[Any], leaves: list[bool]) -> tuple[list[Any], list[torch.Tensor]]:
