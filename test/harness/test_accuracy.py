@@ -6,7 +6,7 @@ import unittest
 
 import torch
 
-from harness.accuracy import assert_accurate, compare
+from harness.accuracy import assert_accurate, compare, no_worse_than_eager
 from harness.models import ModelSpec, missing_library
 
 
@@ -77,6 +77,33 @@ class MissingLibraryTests(unittest.TestCase):
                                  r"`pip install -r requirements.txt`")
         self.assertNotIn("\n", reason)
         self.assertIsNone(missing_library(ModelSpec("m", torch.nn.Identity, lambda: ((), None), lambda o, t: o)))
+
+
+class HalfPrecisionTests(unittest.TestCase):
+    """no_worse_than_eager: how the op sweep and the second-size replay judge half values."""
+
+    def setUp(self):
+        torch.manual_seed(0)
+        self.x = torch.randn(64, 64, dtype=torch.float64)
+        self.truth = (self.x @ self.x).cumsum(-1)
+        half = self.x.half()
+        self.eager = (half @ half).cumsum(-1)  # rounded after every step
+        self.rounded_once = self.truth.half()  # what a compiler keeping float32 inside gives
+
+    def judge(self, compiled):
+        return no_worse_than_eager([self.eager], [compiled], lambda: [self.truth], lambda dtype: 1e-2)
+
+    def test_rounding_once_is_right(self):
+        self.assertFalse(torch.allclose(self.eager, self.rounded_once, rtol=1e-2, atol=1e-2))
+        self.assertTrue(self.judge(self.rounded_once))
+
+    def test_wrong_values_and_wrong_dtypes_are_not_excused(self):
+        self.assertFalse(self.judge(self.rounded_once * 1.05))
+        self.assertFalse(self.judge(self.truth.float()))
+
+    def test_only_half_values_are_judged_this_way(self):
+        self.assertFalse(no_worse_than_eager([self.x.float()], [self.x.float() * 1.05], lambda: [self.x],
+                                             lambda dtype: 1e-2))
 
 
 if __name__ == "__main__":
