@@ -3,6 +3,7 @@
 
   cold      the run with empty inductor/FX-graph/AOTAutograd caches, -j JOBS
   warm      the same run again on the caches the cold run filled, -j JOBS
+  unmeasured  warm again with the eager-share measurement off (its cost is warm / unmeasured)
   serial    the same selection, warm, with -j 1 (the speed-up of -j JOBS is warm / serial)
 
 and for each: wall time, CPU time (user + system of every process), peak memory of all
@@ -11,7 +12,7 @@ RSS summed, which counts a shared page again for every process that maps it),
 and the harness's own time per test (everything in the workers that is not a scenario's
 compile-and-run, see bench/overhead.py). It prints a table and the targets, and writes JSON.
 
-    python bench/bench.py                              # the default run (about 8 min on 2 cores)
+    python bench/bench.py                              # the default run (about 10 min on 2 cores)
     python bench/bench.py -- --backend aot_eager       # arguments after -- go to run_tests.py
 
 Exit code 0 when every target is met, 1 when one is not, 2 when a run could not be measured.
@@ -36,6 +37,8 @@ import proctree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.run.pytest_plugin.TIMINGS_ENV (no torch import here)
+sys.path.insert(0, str(ROOT))
+from harness.share_limit import MEASURE_ENV  # noqa: E402 (torch-free)
 GB = 1024 ** 3
 
 # (what, the value it reads, limit, unit, higher is better): the project's targets on 2 cores.
@@ -44,6 +47,9 @@ TARGETS = (
     ("default run, warm caches", "warm.wall_s", 120.0, " s", False),
     ("speed-up of -j JOBS over -j 1 (warm)", "speedup", 1.6, "×", True),
     ("harness overhead per test (warm)", "warm.overhead_per_test_ms", 20.0, " ms", False),
+    # What measuring the eager share (harness/eager_share.py) costs: the warm run's CPU time
+    # against the same run with the measurement off.
+    ("eager-share measurement, extra CPU time (warm)", "eager_share_cost_pct", 10.0, " %", False),
     # The memory of the processes together: pages two processes share (libtorch's code in
     # both workers, the precompiled header both compilers map) are resident once, so they are
     # counted once. The plain sum of RSS is printed beside it.
@@ -61,22 +67,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--keep", metavar="DIR",
                         help="keep each run's reports, console log and timings under DIR")
     parser.add_argument("--skip", default="", metavar="RUNS",
-                        help="comma-separated runs to leave out (cold, warm, serial); warm and serial "
+                        help="comma-separated runs to leave out (cold, warm, unmeasured, serial); warm and serial "
                              "then reuse your TORCHINDUCTOR_CACHE_DIR as it is")
     parser.add_argument("run_tests_args", nargs="*", help="arguments for run_tests.py, after --")
     args = parser.parse_args(argv)
     args.skip = {name for name in args.skip.split(",") if name}
-    if args.skip - {"cold", "warm", "serial"}:
-        parser.error(f"--skip: unknown run(s) {', '.join(sorted(args.skip - {'cold', 'warm', 'serial'}))}")
+    if args.skip - {"cold", "warm", "unmeasured", "serial"}:
+        parser.error(f"--skip: unknown run(s) {', '.join(sorted(args.skip - {'cold', 'warm', 'unmeasured', 'serial'}))}")
     if args.jobs < 2:
         parser.error("--jobs must be at least 2 (it is compared with -j 1)")
     return args
 
 
-def run_once(name: str, jobs: int, caches: dict[str, str], work: Path, extra: list[str]) -> dict:
+def run_once(name: str, jobs: int, caches: dict[str, str], work: Path, extra: list[str],
+             settings: dict[str, str] | None = None) -> dict:
     report_dir, timings = work / name / "reports", work / name / "timings"
     report_dir.mkdir(parents=True)
-    env = dict(os.environ, **caches, **{TIMINGS_ENV: str(timings)})
+    env = dict(os.environ, **caches, **{TIMINGS_ENV: str(timings)}, **(settings or {}))
     command = [sys.executable, str(ROOT / "run_tests.py"), *extra, "-j", str(jobs), "--report-dir", str(report_dir)]
     print(f"{name}: {' '.join(command[1:])}", flush=True)
     with open(work / name / "console.log", "w") as log:
@@ -113,6 +120,8 @@ def evaluate(runs: dict[str, dict]) -> list[dict]:
             values[f"{name}.{key}"] = run[key]
     if "warm" in runs and "serial" in runs:
         values["speedup"] = runs["serial"]["wall_s"] / runs["warm"]["wall_s"]
+    if "warm" in runs and "unmeasured" in runs:
+        values["eager_share_cost_pct"] = 100 * (runs["warm"]["cpu_s"] / runs["unmeasured"]["cpu_s"] - 1)
     if runs:
         # Judged on the bytes: a peak a megabyte over the limit must not round down to it.
         values["peak_pss_gb"] = max(run.get("peak_pss_bytes", run["peak_pss_gb"] * GB) / GB for run in runs.values())
@@ -183,14 +192,15 @@ def main(argv: list[str]) -> int:
         for directory in caches.values():
             shutil.rmtree(directory, ignore_errors=True)
             Path(directory).mkdir(parents=True)
-    plan = [("cold", args.jobs), ("warm", args.jobs), ("serial", 1)]
+    plan = [("cold", args.jobs, {}), ("warm", args.jobs, {}), ("unmeasured", args.jobs, {MEASURE_ENV: "0"}),
+            ("serial", 1, {})]
     runs: dict[str, dict] = {}
     try:
-        for name, jobs in plan:
+        for name, jobs, settings in plan:
             if name not in args.skip:
                 if (work / name).exists():
                     shutil.rmtree(work / name)
-                runs[name] = run_once(name, jobs, caches, work, args.run_tests_args)
+                runs[name] = run_once(name, jobs, caches, work, args.run_tests_args, settings)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, device, dtypes, expectations, second_size, state, variants
+from harness import compat, device, dtypes, eager_share, expectations, second_size, state, variants
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
@@ -45,12 +45,14 @@ class DynamoTestCase(unittest.TestCase):
 
     # -- expectations --------------------------------------------------------------------
 
-    def _decide_expectation(self) -> expectations.Expectation | None:
+    def _decide_expectation(self, entries: list[expectations.Expectation] | None = None) -> expectations.Expectation | None:
+        """The first of ``entries`` (the [[expect]] entries by default) matching this test."""
         variant = getattr(self, "variant", None)
         options = expectations.candidates(
             self.expectation_key(self._testMethodName),
             self.backend.name if self.backend else None,
             compat.TORCH_VERSION,
+            entries,
             variant_name=variant.name if variant else STATIC,
             device_type=device.selected_type(),
             dtype_name=getattr(self, "dtype_name", dtypes.FLOAT32),
@@ -62,6 +64,7 @@ class DynamoTestCase(unittest.TestCase):
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.dynamo_metrics: dict[str, float] | None = None
+        self.eager_share: dict[str, Any] | None = None  # harness.eager_share.summarize, for results.json
         self._compile_s_before_resets = 0.0
         self._setup_error: BaseException | None = None
         try:
@@ -185,6 +188,7 @@ class BackendTestCase(DynamoTestCase):
         self._second_sizes: list[second_size.SecondSize] = []
         self._recorded_calls: list[second_size.RecordedCall] = []
         self.counter = self.new_counter()
+        self.addCleanup(self._summarize_eager_share)
         self._backward_counter = self.new_counter() if self.variant.compiled_autograd else None
         if self.variant.compiled_autograd:
             self.enter_context(compat.compiled_autograd(self._compile_captured_backward))
@@ -200,11 +204,34 @@ class BackendTestCase(DynamoTestCase):
 
     def new_counter(self) -> CompileCounterWithBackend:
         """A fresh counting wrapper around the backend under test."""
-        counter = CompileCounterWithBackend(self.backend)
+        counter = CompileCounterWithBackend(self.backend, measure_eager_share=True)
         if self.variant.second_size:
             counter.around_compile = self._compile_keeping_second_size
         self._counters.append(counter)
         return counter
+
+    def _eager_share_records(self) -> list[eager_share.GraphRecord]:
+        return [record for counter in self._counters for record in counter.eager_share]
+
+    def _summarize_eager_share(self) -> None:
+        self.eager_share = eager_share.summarize(self._eager_share_records())
+
+    def eager_share_limit(self) -> tuple[float, str] | None:
+        """The most of a compiled call that may run eagerly, and where that limit comes from:
+        the first matching [[eager_share]] entry, else --max-eager-share, else none."""
+        entry = self._decide_expectation(expectations.active_share_limits())
+        if entry is not None:
+            return entry.max, entry.source
+        limit = eager_share.limit_from_env()
+        return None if limit is None else (limit, "--max-eager-share")
+
+    def _check_eager_share(self) -> None:
+        limit = self.eager_share_limit()
+        if limit is None:
+            return
+        message = eager_share.over_limit(self._eager_share_records(), limit[0])
+        if message:
+            self.fail(f"the backend ran part of its graphs eagerly: {message} [{limit[1]}]")
 
     def _compile_keeping_second_size(self, gm: torch.fx.GraphModule, example_inputs: list[Any],
                                      compile_: Callable) -> Callable:
@@ -293,6 +320,7 @@ class BackendTestCase(DynamoTestCase):
             with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
                 self._run_at_second_sizes()
                 self._resized_calls_run = self._replay_at_other_sizes()
+        self._check_eager_share()
         if not self._variant_changed_what_ran():
             # It ran, and passed, exactly as under static: say so rather than count it twice.
             # (A family known to be in this case opts out instead, and is not run at all.)

@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 import torch
 
+from harness import eager_share
+
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
     """Calls in the graph: functions, methods and submodules."""
@@ -49,12 +51,17 @@ class CompileCounterWithBackend(CompileCounter):
     looked up when a graph arrives, so the registry's current entry is the one used.
     """
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Any, *, measure_eager_share: bool = False) -> None:
         super().__init__()
         self.backend = backend
+        # The test cases' counters measure (BackendTestCase.new_counter); a counter wrapped
+        # around one of those must not measure the same calls again.
+        self.measure_eager_share = measure_eager_share and eager_share.measuring()
         # Optional: called as around_compile(gm, example_inputs, compile) in place of
         # compile(gm, example_inputs), to look at the graph before and the result after.
         self.around_compile: Callable[[torch.fx.GraphModule, list[Any], Callable], Callable] | None = None
+        # harness.eager_share: per graph compiled, its own ops and what each call ran eagerly.
+        self.eager_share: list[eager_share.GraphRecord] = []
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
         backend = self.backend
@@ -62,9 +69,16 @@ class CompileCounterWithBackend(CompileCounter):
             from harness.compat import lookup_backend
 
             backend = lookup_backend(backend)
+        # Counted before the backend sees the graph: a backend may rewrite it in place.
+        record = eager_share.GraphRecord(eager_share.graph_ops(gm, example_inputs)) if self.measure_eager_share else None
         if self.around_compile is not None:
-            return self.around_compile(gm, example_inputs, backend)
-        return backend(gm, example_inputs)
+            compiled = self.around_compile(gm, example_inputs, backend)
+        else:
+            compiled = backend(gm, example_inputs)
+        if record is None:
+            return compiled
+        self.eager_share.append(record)
+        return eager_share.probe(compiled, record)
 
     def __repr__(self) -> str:
         name = getattr(self.backend, "spec", self.backend)

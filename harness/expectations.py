@@ -13,6 +13,15 @@ The data file is TOML; each ``[[expect]]`` table is one entry:
     status = "xfail"         # "xfail" or "skip"
     reason = "why, in one line"
 
+An ``[[eager_share]]`` table sets the most of a compiled call that may run through
+PyTorch's eager kernels (harness.eager_share) for the tests it matches, in place of
+``--max-eager-share``; it takes the same matching keys (``test`` defaults to "*"):
+
+    [[eager_share]]
+    backend = "mybackend"
+    max = 0.1                # a share: 0.1 is 10%
+    reason = "everything but the extern matmuls runs in our runtime"
+
 Entries are validated on load; a mistake is reported as ``file:line: what is wrong``.
 The first entry that matches a test decides its expectation.
 """
@@ -25,7 +34,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -41,6 +50,8 @@ STATUSES = ("xfail", "skip")
 _FIELDS = {"test": str, "backend": str, "variant": str, "device": str, "dtype": str, "torch": str, "aot_autograd": bool, "status": str,
            "reason": str}
 _REQUIRED = ("test", "status", "reason")
+_LIMIT_FIELDS = {**{key: kind for key, kind in _FIELDS.items() if key != "status"}, "max": float}
+TABLES = ("expect", "eager_share")
 
 
 class ExpectationError(ValueError):
@@ -76,70 +87,108 @@ class Expectation:
         return not self.torch or SpecifierSet(self.torch).contains(torch_version, prereleases=True)
 
 
-def _entry_lines(text: str) -> list[tuple[int, dict[str, int]]]:
-    """For each ``[[expect]]`` table in order: its header line and the line of each key."""
-    tables: list[tuple[int, dict[str, int]]] = []
+@dataclass(frozen=True)
+class ShareLimit(Expectation):
+    """An ``[[eager_share]]`` entry: the most of a compiled call that may run eagerly
+    (harness.eager_share) for the tests it matches; its ``status`` is "limit"."""
+
+    max: float = 1.0
+
+
+def _entry_lines(text: str, table: str) -> list[tuple[int, dict[str, int]]]:
+    """For each ``[[table]]`` in order: its header line and the line of each key."""
+    tables: list[tuple[str, int, dict[str, int]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        if stripped.startswith("[["):
-            tables.append((number, {}))
+        if header := re.match(r"\[\[\s*([\w-]+)\s*\]\]", stripped):
+            tables.append((header.group(1), number, {}))
+        elif stripped.startswith("["):
+            tables.append(("", number, {}))
         elif tables and (match := re.match(r"([A-Za-z_][\w-]*)\s*=", stripped)):
-            tables[-1][1].setdefault(match.group(1), number)
-    return tables
+            tables[-1][2].setdefault(match.group(1), number)
+    return [(number, keys) for name, number, keys in tables if name == table]
 
 
-def parse(text: str, filename: str = "<expectations>") -> list[Expectation]:
+def _raw_entries(text: str, filename: str, table: str, fields: dict[str, type],
+                 required: tuple[str, ...]) -> list[tuple[dict[str, Any], str, Callable[..., None]]]:
+    """The ``[[table]]`` entries of ``text``, type-checked: (entry, file:line, fail)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         line = re.search(r"line (\d+)", str(error))
         raise ExpectationError(f"{filename}:{line.group(1) if line else 1}: not valid TOML: {error}") from None
-    unknown_tables = set(data) - {"expect"}
+    unknown_tables = set(data) - set(TABLES)
     if unknown_tables:
-        raise ExpectationError(f"{filename}:1: unknown table(s) {sorted(unknown_tables)}; entries are [[expect]] tables")
-    raw_entries = data.get("expect", [])
+        raise ExpectationError(f"{filename}:1: unknown table(s) {sorted(unknown_tables)}; entries are "
+                               + " or ".join(f"[[{name}]]" for name in TABLES) + " tables")
+    raw_entries = data.get(table, [])
     if not isinstance(raw_entries, list):
-        raise ExpectationError(f"{filename}:1: 'expect' must be written as [[expect]] tables")
-    lines = _entry_lines(text)
+        raise ExpectationError(f"{filename}:1: '{table}' must be written as [[{table}]] tables")
+    lines = _entry_lines(text, table)
     entries = []
     for index, raw in enumerate(raw_entries):
         header, key_lines = lines[index] if index < len(lines) else (1, {})
 
-        def fail(message: str, key: str | None = None) -> None:
+        def fail(message: str, key: str | None = None, key_lines=key_lines, header=header) -> None:
             raise ExpectationError(f"{filename}:{key_lines.get(key, header)}: {message}")
 
         if not isinstance(raw, dict):
-            fail(f"entry {index + 1} is a {type(raw).__name__}; each entry must be a table written [[expect]]")
+            fail(f"entry {index + 1} is a {type(raw).__name__}; each entry must be a table written [[{table}]]")
         for key, value in raw.items():
-            if key not in _FIELDS:
-                fail(f"unknown key '{key}'; allowed: {', '.join(_FIELDS)}", key)
-            if not isinstance(value, _FIELDS[key]):
-                fail(f"'{key}' must be a {_FIELDS[key].__name__}, not {type(value).__name__}", key)
-        for key in _REQUIRED:
+            if key not in fields:
+                fail(f"unknown key '{key}'; allowed: {', '.join(fields)}", key)
+            expected = (int, float) if fields[key] is float else fields[key]
+            if not isinstance(value, expected) or (fields[key] is not bool and isinstance(value, bool)):
+                fail(f"'{key}' must be a {fields[key].__name__}, not {type(value).__name__}", key)
+        for key in required:
             if key not in raw:
                 fail(f"missing '{key}'")
-        if raw["status"] not in STATUSES:
-            fail(f"status '{raw['status']}' is not one of {', '.join(STATUSES)}", "status")
         if not raw["reason"].strip():
-            fail("reason is empty; say why the test is expected to fail", "reason")
+            fail("reason is empty; say why the test is expected to fail" if table == "expect"
+                 else "reason is empty; say why this limit", "reason")
         try:
             SpecifierSet(raw.get("torch", ""))
         except InvalidSpecifier:
             fail(f"torch '{raw['torch']}' is not a version specifier like '>=2.9,<2.13'", "torch")
-        entries.append(Expectation(source=f"{filename}:{header}", **raw))
+        entries.append((raw, f"{filename}:{header}", fail))
     return entries
 
 
-def load(path: str | os.PathLike | None = None) -> list[Expectation]:
+def parse(text: str, filename: str = "<expectations>") -> list[Expectation]:
+    entries = []
+    for raw, source, fail in _raw_entries(text, filename, "expect", _FIELDS, _REQUIRED):
+        if raw["status"] not in STATUSES:
+            fail(f"status '{raw['status']}' is not one of {', '.join(STATUSES)}", "status")
+        entries.append(Expectation(source=source, **raw))
+    return entries
+
+
+def parse_share_limits(text: str, filename: str = "<expectations>") -> list[ShareLimit]:
+    entries = []
+    for raw, source, fail in _raw_entries(text, filename, "eager_share", _LIMIT_FIELDS, ("max", "reason")):
+        if not 0 <= raw["max"] <= 1:
+            fail(f"max {raw['max']} is outside 0..1 (a share: 0.2 is 20%)", "max")
+        entries.append(ShareLimit(source=source, status="limit", **{"test": "*", **raw, "max": float(raw["max"])}))
+    return entries
+
+
+def _read(path: str | os.PathLike | None) -> tuple[str, str]:
     path = Path(path or os.environ.get(EXPECTATIONS_ENV) or DEFAULT_FILE)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8"), str(path)
     except OSError as error:
         raise ExpectationError(f"{path}:0: cannot read expectations ({error.strerror})") from None
-    return parse(text, str(path))
+
+
+def load(path: str | os.PathLike | None = None) -> list[Expectation]:
+    """The [[expect]] entries, after checking the [[eager_share]] ones too."""
+    text, name = _read(path)
+    parse_share_limits(text, name)
+    return parse(text, name)
 
 
 _LOADED: list[Expectation] | None = None
+_LOADED_LIMITS: list[ShareLimit] | None = None
 
 
 def active() -> list[Expectation]:
@@ -148,6 +197,14 @@ def active() -> list[Expectation]:
     if _LOADED is None:
         _LOADED = load()
     return _LOADED
+
+
+def active_share_limits() -> list[ShareLimit]:
+    """The [[eager_share]] entries of the same file."""
+    global _LOADED_LIMITS
+    if _LOADED_LIMITS is None:
+        _LOADED_LIMITS = parse_share_limits(*_read(None))
+    return _LOADED_LIMITS
 
 
 def candidates(test_key: str, backend_name: str | None, torch_version: Version,

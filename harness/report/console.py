@@ -8,11 +8,10 @@ import shlex
 from pathlib import Path
 
 from harness.expectations import DEFAULT_FILE
-from harness.report import problems
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OUTCOMES, RunResults, TestResult
+from harness.report import eager_share, problems
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
-OP_SWEEP_PREFIX = "test_op_sweep."
 GENERATED_PREFIX = "test_generated_programs."
 
 
@@ -31,6 +30,8 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     run = run or {}
     if run.get("device", "cpu") != "cpu":
         parts += ["--device", run["device"]]
+    if run.get("max_eager_share") is not None:
+        parts += ["--max-eager-share", f"{run['max_eager_share']:g}"]
     if run.get("tier", "default") != "default":
         parts += ["--tier", run["tier"]]
     if test.id.startswith(f"test.dynamo.{OP_SWEEP_PREFIX}") and run.get("op_sweep", "quick") != "quick":
@@ -74,7 +75,7 @@ def verdict(results: RunResults) -> str:
 
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
-    lines = [_table(results), *op_sweep_lines(results), ""]
+    lines = [_table(results), *op_sweep_lines(results), *eager_share.lines(results), ""]
     unexpected = results.unexpected
     found = problems.group(results.tests)
     number = {test.id: index for index, problem in enumerate(found, 1) for test in problem.tests}

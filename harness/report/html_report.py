@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from harness.report import problems
+from harness.report import eager_share, problems
 from harness.report.console import repro_command, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
 
@@ -51,6 +51,8 @@ def _cell_title(test: TestResult) -> str:
     parts = [test.outcome, f"{test.duration_s:.2f} s"]
     if test.metrics:
         parts.append(metrics_text(test.metrics))
+    if test.eager_share:
+        parts.append(eager_share.text(test))
     if test.reason:
         parts.append(test.reason)
     return " | ".join(parts)
@@ -95,5 +97,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         backend_label=lambda name: "backend-independent" if name == BACKEND_INDEPENDENT else name,
         cell_title=_cell_title,
         metrics_text=metrics_text,
+        eager_shares=eager_share.by_column(results),
+        eager_share_text=eager_share.text,
         repro=lambda test: repro_command(test, expectations, results.run),
     )

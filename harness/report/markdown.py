@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.report import problems
+from harness.report import eager_share, problems
 from harness.report.console import left_broken_lines, op_sweep_lines, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
 
@@ -49,7 +49,7 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
              f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}, "
              f"device {_cell(str(run.get('device') or 'cpu'))}", ""]
     lines += _table(results)
-    sweep = op_sweep_lines(results)
+    sweep = op_sweep_lines(results) + eager_share.lines(results)
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
     if difference is not None:

@@ -25,6 +25,7 @@ EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP"})
 COLLATERAL = "COLLATERAL"
 # Outcomes after which a worker process may be left broken for the tests that follow.
 FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT", "CRASH"})
+OP_SWEEP_PREFIX = "test_op_sweep."  # scenario names of the operator sweep's tests
 BACKEND_INDEPENDENT = "-"  # the backend column of tests that run once, not per backend
 
 
@@ -65,6 +66,9 @@ class TestResult:
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
     variant: str = "static"  # harness.variants: the configuration it ran under
     dtype: str = "float32"  # harness.dtypes: torch's default dtype during the test
+    # harness.eager_share.summarize: the compute ops its compiled calls ran through PyTorch's
+    # eager kernels, against the ops of the graphs themselves (None: nothing measured).
+    eager_share: dict[str, Any] | None = None
 
     @property
     def column(self) -> str:

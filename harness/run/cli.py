@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness import device, dtypes, tiers, variants
+from harness import device, dtypes, share_limit, tiers, variants
 from harness.run import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which i
 DEFAULT_BACKENDS = "eager,aot_eager,inductor"  # harness.backends.DEFAULT_BACKENDS
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
 REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
-                     GENERATED_ENV, device.DEVICE_ENV)
+                     GENERATED_ENV, device.DEVICE_ENV, share_limit.MAX_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "eager on: cpu, cuda, cuda:N, xpu, mps, or an out-of-tree device registered by a "
                              f"module in DYNAMO_SUITE_IMPORTS (harness/device.py; default: ${device.DEVICE_ENV}, "
                              "else cpu)")
+    choose.add_argument("--max-eager-share", metavar="F",
+                        help="fail a test when one of its compiled calls ran more than this share of its graph's "
+                             "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
+                             "(harness/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
+                             "[[eager_share]] entries in the expectations file set it per backend or test)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="expected failures/skips to apply (default: harness/expectations.toml)")
@@ -273,6 +278,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "variants": [variant.name for variant in variants.selected_variants()],
             "dtypes": list(dtypes.selected_dtypes()),
             "device": device.selected_name(),
+            "max_eager_share": share_limit.limit_from_env(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
@@ -321,6 +327,12 @@ def _configure(args: argparse.Namespace) -> None:
         dtypes.selected_dtypes()
     except dtypes.DtypeError as error:
         raise UsageError(f"--dtypes / {error}")
+    if args.max_eager_share is not None:
+        os.environ[share_limit.MAX_ENV] = args.max_eager_share
+    try:
+        share_limit.limit_from_env()
+    except ValueError as error:
+        raise UsageError(f"--max-eager-share / {share_limit.MAX_ENV}: {error}")
     if args.device is not None:
         os.environ[device.DEVICE_ENV] = args.device  # checked where torch is imported (collection)
     try:

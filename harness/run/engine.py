@@ -129,7 +129,9 @@ class ResultCollector:
     def _combine(self, info: TestInfo, phases: list[tuple[pytest.TestReport, dict | None]]) -> TestResult:
         duration = sum(report.duration for report, _ in phases)
         worker = _worker_id(phases[0][0])
-        call = next((data for report, data in phases if report.when == "call" and data), None)
+        # The test's own call report comes after those of its subtests (made before its
+        # cleanups recorded the metrics), so the last one.
+        call = next((data for report, data in reversed(phases) if report.when == "call" and data), None)
         decisive = call
         for report, data in phases:
             if data and data["outcome"] != "PASS" and (decisive is None or decisive["outcome"] == "PASS"):
@@ -146,6 +148,7 @@ class ResultCollector:
             outcome, reason,
             duration_s=round(duration, 3),
             metrics=(call or decisive).get("metrics"),
+            eager_share=(call or decisive).get("eager_share"),
             expectation=(call or decisive).get("expectation"),
             details=decisive.get("details", ""),
             worker=worker,

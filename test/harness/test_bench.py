@@ -142,9 +142,12 @@ class TargetTests(unittest.TestCase):
 
     def test_every_target_judged(self):
         runs = {"cold": self.run_record("cold", 2, 280.0), "warm": self.run_record("warm", 2, 100.0, pss=1.6),
-                "serial": self.run_record("serial", 1, 150.0)}
+                "unmeasured": self.run_record("unmeasured", 2, 96.0), "serial": self.run_record("serial", 1, 150.0)}
         targets = {target["target"]: target for target in bench.evaluate(runs)}
-        self.assertEqual(len(targets), 5)
+        self.assertEqual(len(targets), 6)
+        cost = targets["eager-share measurement, extra CPU time (warm)"]
+        self.assertAlmostEqual(cost["value"], 100 * (100 / 96 - 1), places=2)
+        self.assertTrue(cost["met"])
         self.assertTrue(targets["default run, cold caches"]["met"])
         speedup = targets["speed-up of -j JOBS over -j 1 (warm)"]
         self.assertAlmostEqual(speedup["value"], 1.5)
@@ -174,7 +177,7 @@ class BenchEndToEndTests(TempDirTestCase):
     def test_small_selection_warm_and_serial(self):
         out = self.tmp / "bench.json"
         completed = subprocess.run(
-            [sys.executable, str(BENCH / "bench.py"), "--skip", "cold", "--json", str(out), "--",
+            [sys.executable, str(BENCH / "bench.py"), "--skip", "cold,unmeasured", "--json", str(out), "--",
              "--backend", "eager", "-k", "DataPtrTests"],
             cwd=REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
         self.assertIn(completed.returncode, (0, 1), completed.stdout + completed.stderr)

@@ -1,0 +1,30 @@
+"""The eager-share settings, read without importing torch (the runner never does).
+
+harness.eager_share measures; these say whether it does and where a test fails.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Set to 0 to measure nothing (the bench compares the two); any other value measures.
+MEASURE_ENV = "DYNAMO_SUITE_EAGER_SHARE"
+# --max-eager-share: a compiled call that ran more than this share eagerly fails its test.
+MAX_ENV = "DYNAMO_SUITE_MAX_EAGER_SHARE"
+
+
+def parse_limit(text: str) -> float:
+    """``0.2`` or ``20%`` -> 0.2; ValueError with a one-line message otherwise."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a share: write a number from 0 to 1, or a percentage like 20%") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"'{text}' is outside 0..1 (0% to 100%)")
+    return value
+
+
+def limit_from_env() -> float | None:
+    text = os.environ.get(MAX_ENV, "").strip()
+    return parse_limit(text) if text else None

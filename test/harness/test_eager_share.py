@@ -1,0 +1,146 @@
+"""harness/eager_share.py: what counts, that measuring changes nothing, and the limit."""
+
+from __future__ import annotations
+
+import os
+import unittest
+from unittest import mock
+
+import torch
+
+from harness import eager_share, expectations, share_limit
+from harness.counters import CompileCounterWithBackend
+from test.harness.cli import run_cli
+
+
+def _count(fn, *args) -> dict[str, int]:
+    counter = eager_share.OpCounter()
+    with counter:
+        fn(*args)
+    return dict(counter.ops)
+
+
+@torch.library.custom_op("suite_share_test::double", mutates_args=())
+def _double(x: torch.Tensor) -> torch.Tensor:
+    return torch.mul(x, 2)
+
+
+@_double.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+class CountingTests(unittest.TestCase):
+    def test_compute_ops_count_and_views_allocation_and_copies_do_not(self):
+        def program(x):
+            y = torch.empty(4)
+            y.copy_(x.view(4).t() if x.dim() == 1 else x.reshape(4))
+            return torch.sin(y).sum(), y.zero_(), x.detach()
+
+        self.assertEqual(_count(program, torch.randn(2, 2)), {"aten.sin": 1, "aten.sum": 1})
+
+    def test_a_custom_op_is_looked_into(self):
+        self.assertEqual(_count(torch.ops.suite_share_test.double, torch.randn(3)), {"aten.mul": 1})
+
+    def test_a_higher_order_op_runs_under_the_counter(self):
+        from torch._higher_order_ops.wrap import wrap
+
+        x = torch.randn(3)
+        counter = eager_share.OpCounter()
+        with counter:
+            result = wrap(lambda t: t.cos(), x)
+        torch.testing.assert_close(result, x.cos())
+        self.assertLessEqual(set(counter.ops), {"aten.cos"})  # seen where it runs its body in Python
+
+    def test_the_graphs_own_ops_leave_inputs_rng_and_grad_mode_alone(self):
+        def graph(x):
+            torch._C._set_grad_enabled(False)
+            x.add_(torch.randn(3))
+            return (x * 2,)
+
+        x = torch.zeros(3)
+        torch.manual_seed(0)
+        ops = eager_share.graph_ops(graph, [x])
+        self.assertEqual(dict(ops), {"aten.randn": 1, "aten.add_": 1, "aten.mul": 1})
+        self.assertTrue(torch.is_grad_enabled())
+        self.assertEqual(x.tolist(), [0.0, 0.0, 0.0])
+        drawn = torch.randn(2)
+        torch.manual_seed(0)
+        torch.testing.assert_close(drawn, torch.randn(2))
+
+    def test_a_graph_that_raises_is_not_measured(self):
+        self.assertIsNone(eager_share.graph_ops(lambda x: x.view(5), [torch.zeros(3)]))
+
+    def test_a_boxed_callable_stays_boxed(self):
+        def boxed(args):
+            return [args[0] + 1]
+
+        boxed._boxed_call = True
+        record = eager_share.GraphRecord(eager_share.graph_ops(lambda x: (x + 1,), [torch.zeros(2)]))
+        probed = eager_share.probe(boxed, record)
+        self.assertTrue(probed._boxed_call)
+        self.assertEqual(probed([torch.zeros(2)])[0].tolist(), [1.0, 1.0])
+        self.assertEqual(record.share(record.calls[0]), 1.0)
+
+
+class CompiledShareTests(unittest.TestCase):
+    def measure(self, backend: str) -> dict:
+        torch._dynamo.reset()
+        counter = CompileCounterWithBackend(backend, measure_eager_share=True)
+        compiled = torch.compile(lambda x, w: (torch.sin(x) @ w).relu(), backend=counter)
+        x, w = torch.randn(4, 4), torch.randn(4, 4, requires_grad=True)
+        torch.testing.assert_close(compiled(x, w), (torch.sin(x) @ w).relu())
+        torch._dynamo.reset()
+        return eager_share.summarize(counter.eager_share)
+
+    def test_eager_runs_everything_eagerly(self):
+        self.assertEqual(self.measure("eager")["share"], 1.0)
+
+    def test_inductor_runs_only_its_extern_matmul_eagerly(self):
+        measured = self.measure("inductor")
+        self.assertEqual(measured["eager_op_counts"], {"aten.mm": 1})
+        self.assertAlmostEqual(measured["share"], 1 / 3, places=3)
+
+    def test_a_counter_that_does_not_measure_records_nothing(self):
+        counter = CompileCounterWithBackend("eager")
+        torch.compile(lambda x: x.sin(), backend=counter)(torch.randn(2))
+        torch._dynamo.reset()
+        self.assertEqual(counter.eager_share, [])
+
+    def test_measuring_can_be_turned_off(self):
+        with mock.patch.dict(os.environ, {share_limit.MEASURE_ENV: "0"}):
+            self.assertFalse(CompileCounterWithBackend("eager", measure_eager_share=True).measure_eager_share)
+
+
+class LimitTests(unittest.TestCase):
+    def test_shares_and_percentages(self):
+        self.assertEqual(share_limit.parse_limit("0.25"), 0.25)
+        self.assertEqual(share_limit.parse_limit("20%"), 0.2)
+        for bad in ("abc", "1.5", "-1%"):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                share_limit.parse_limit(bad)
+
+    def test_the_message_names_the_call_and_its_eager_ops(self):
+        record = eager_share.GraphRecord(eager_share.Counter({"aten.mm": 1, "aten.sin": 1, "aten.add": 2}))
+        record.calls.append(eager_share.Counter({"aten.mm": 1, "aten.sin": 1}))
+        self.assertIsNone(eager_share.over_limit([record], 0.5))
+        message = eager_share.over_limit([record], 0.25)
+        self.assertRegex(message, r"graph 1, call 1 ran 50% of its 4 compute ops eagerly \(limit 25%\).*aten\.mm x1")
+
+    def test_eager_share_entries_are_checked_on_load(self):
+        text = '[[eager_share]]\nbackend = "mine"\nmax = 0.1\nreason = "own runtime"\n'
+        [limit] = expectations.parse_share_limits(text, "e.toml")
+        self.assertEqual((limit.test, limit.backend, limit.max, limit.source), ("*", "mine", 0.1, "e.toml:1"))
+        with self.assertRaisesRegex(expectations.ExpectationError, r"^e\.toml:3: max 2 is outside 0\.\.1"):
+            expectations.parse_share_limits(text.replace("0.1", "2"), "e.toml")
+        with self.assertRaisesRegex(expectations.ExpectationError, r"^e\.toml:2: unknown key 'status'"):
+            expectations.parse_share_limits('[[eager_share]]\nstatus = "xfail"\nmax = 0\nreason = "r"\n', "e.toml")
+
+    def test_a_bad_limit_is_a_usage_error(self):
+        done = run_cli("--max-eager-share", "150%", "--list", timeout=300)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertRegex(done.stderr.strip(), r"^[^\n]*--max-eager-share / DYNAMO_SUITE_MAX_EAGER_SHARE: '150%' is outside")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,101 @@
+"""--max-eager-share catches a backend that silently runs its graphs eagerly (issue 20's
+self-test).
+
+Three faulty backends of test/harness/faulty_backends.py give right results, so every
+scenario passes them, and run with PyTorch's eager kernels what they should run themselves:
+every graph (after a swallowed compile error), only graphs with symbolic sizes, or one op
+(aten.mul). Under a limit of 0% on scenarios whose graphs inductor runs wholly in its own
+kernels, each must fail where it falls back and pass where it does not; inductor must pass;
+aot_eager, which runs every op eagerly by design, passes through an [[eager_share]] entry.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tempfile
+import unittest
+from pathlib import Path
+
+from test.harness.cli import read_results, run_cli
+
+FAULTY = "test.harness.faulty_backends"
+SCENARIOS = ("test_aot_autograd.InputMutationTests.test_input_mutation_visible_to_caller_*",
+             "test_python_autograd.PythonAutogradTests.test_forwards")
+# Those of SCENARIOS whose forward graphs multiply (one_op_eagerly's op); _0_add does not.
+WITH_MUL = ("test_aot_autograd.InputMutationTests.test_input_mutation_visible_to_caller_[123]_*",
+            "test_python_autograd.PythonAutogradTests.test_forwards")
+# fault -> {variant: scenario globs that must fail there}; every other test must pass.
+CAUGHT = {
+    "swallows_errors_runs_eagerly": {"static": SCENARIOS, "dynamic": SCENARIOS},
+    "eager_for_symbolic_sizes": {"static": (), "dynamic": SCENARIOS},
+    "one_op_eagerly": {"static": WITH_MUL, "dynamic": WITH_MUL},
+    "inductor": {"static": (), "dynamic": ()},
+    "aot_eager": {"static": (), "dynamic": ()},
+}
+LIMITS = """\
+[[eager_share]]
+backend = "aot_eager"
+max = 1.0
+reason = "runs every op of its graphs with PyTorch's kernels, by design"
+"""
+
+
+def _backend_spec(name: str) -> str:
+    return name if name in ("inductor", "aot_eager") else f"{FAULTY}:{name}"
+
+
+def _id_glob(scenario: str, backend: str, variant: str) -> str:
+    module, family, test = scenario.split(".", 2)
+    return f"test.dynamo.{module}.{family}_{backend}{'' if variant == 'static' else '_' + variant}.{test}"
+
+
+class EagerShareFaultsTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        limits = Path(directory.name) / "limits.toml"
+        limits.write_text(LIMITS)
+        patterns = [f"*{scenario.split('.', 1)[1].replace('.', '_*.', 1)}" for scenario in SCENARIOS]
+        cls.completed = run_cli("--backend", ",".join(map(_backend_spec, CAUGHT)), "--variants", "static,dynamic",
+                                "--max-eager-share", "0", "--expectations", str(limits),
+                                *(arg for pattern in patterns for arg in ("-k", pattern)),
+                                "--report-dir", directory.name)
+        cls.results = read_results(directory.name)["tests"] if cls.completed.returncode in (0, 1) else []
+        cls.summary = (Path(directory.name) / "summary.md").read_text() if cls.results else ""
+
+    def describe(self) -> str:
+        return f"\n{self.completed.stdout[-3000:]}\n{self.completed.stderr[-2000:]}"
+
+    def test_every_fault_fails_where_it_falls_back_and_passes_elsewhere(self):
+        self.assertTrue(self.results, self.describe())
+        for backend, caught in CAUGHT.items():
+            for variant, failing in caught.items():
+                tests = [test for test in self.results
+                         if any(fnmatch.fnmatchcase(test["id"], _id_glob(scenario, backend, variant)) for scenario in SCENARIOS)]
+                with self.subTest(backend=backend, variant=variant):
+                    self.assertEqual(len(tests), 5, self.describe())
+                    should_fail = {test["id"] for test in tests if any(
+                        fnmatch.fnmatchcase(test["id"], _id_glob(scenario, backend, variant)) for scenario in failing)}
+                    wrong = {test["id"]: (test["outcome"], test["reason"][:200]) for test in tests
+                             if (test["outcome"] == "FAIL") != (test["id"] in should_fail)}
+                    self.assertEqual(wrong, {})
+
+    def test_the_failure_names_the_ops_that_ran_eagerly_and_the_limit(self):
+        reasons = {test["backend"]: test["reason"] for test in self.results if test["outcome"] == "FAIL"}
+        self.assertRegex(reasons["one_op_eagerly"], r"ran \d+% of its \d+ compute ops eagerly \(limit 0%\), through "
+                                                    r"PyTorch's kernels: aten\.mul x\d+ \[--max-eager-share\]$")
+        self.assertRegex(reasons["swallows_errors_runs_eagerly"], r"ran 100% of its")
+
+    def test_the_results_and_summary_carry_the_share(self):
+        shares = {(test["backend"], test["variant"]): test["eager_share"]["share"] for test in self.results
+                  if test["id"].endswith("test_forwards")}
+        self.assertEqual(shares[("aot_eager", "static")], 1.0)
+        self.assertEqual(shares[("inductor", "dynamic")], 0.0)
+        self.assertEqual(shares[("eager_for_symbolic_sizes", "static")], 0.0)
+        self.assertEqual(shares[("eager_for_symbolic_sizes", "dynamic")], 1.0)
+        self.assertIn("eager share on inductor/dynamic: 5 tests measured, median 0%", self.summary)
+
+
+if __name__ == "__main__":
+    unittest.main()
