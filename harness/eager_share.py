@@ -142,7 +142,9 @@ def _backed(tensor: torch.Tensor) -> bool:
 def _copy(value: Any) -> Any:
     if not isinstance(value, torch.Tensor):
         return value
-    return value.detach().clone().requires_grad_(value.requires_grad)
+    copy = value.detach().clone().requires_grad_(value.requires_grad)
+    # A non-leaf stays one: a graph may write into it in place, which a leaf would refuse.
+    return copy.clone() if value.requires_grad and not value.is_leaf else copy
 
 
 def _device_rng():

@@ -7,7 +7,9 @@ torch version whose expectations do not list a known failure shows no regression
 *newly passing* when it failed before and passes now; its *reason changed* when it fails
 unexpectedly in both runs with a different outcome or message.
 Messages are compared after removing what differs between any two runs (addresses, line
-numbers, timings, worker names).
+numbers, timings, worker names). Tests that passed in both runs are also compared by what
+Dynamo did (frames, graphs, graph breaks, recompiles, compile time; the rules are in
+harness.report.metric_changes).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.report import problems
+from harness.report import metric_changes, problems
 from harness.report.results import RunResults, TestResult
 
 _FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
@@ -48,6 +50,12 @@ class Difference:
     # Problems (harness.report.problems) present now and not before, and the other way round.
     new_problems: list[problems.Problem] = field(default_factory=list)
     fixed_problems: list[problems.Problem] = field(default_factory=list)
+    # Tests that passed in both runs whose Dynamo metrics changed (harness.report.metric_changes).
+    metric_changes: list[metric_changes.MetricChange] = field(default_factory=list)
+
+    @property
+    def metric_regressions(self) -> list[metric_changes.MetricChange]:
+        return [change for change in self.metric_changes if change.regression]
 
     def sections(self) -> list[tuple[str, list[str]]]:
         return [
@@ -60,6 +68,8 @@ class Difference:
             ("newly passing", [f"{new.id}: {old.outcome} -> {new.outcome}" for old, new in self.new_passes]),
             ("failing with a changed reason", [
                 f"{new.id}: {old.outcome} '{old.reason}' -> {new.outcome} '{new.reason}'" for old, new in self.changed]),
+            ("metric regressions", [change.line() for change in self.metric_regressions]),
+            ("metric improvements", [change.line() for change in self.metric_changes if not change.regression]),
             ("new tests", [f"{test.id}: {test.outcome}" for test in self.added]),
             ("not run this time", [test.id for test in self.removed]),
         ]
@@ -106,4 +116,5 @@ def compare(old: RunResults, new: RunResults) -> Difference:
     new_problems = {problem.id: problem for problem in problems.group(new.tests)}
     difference.new_problems = [problem for key, problem in new_problems.items() if key not in old_problems]
     difference.fixed_problems = [problem for key, problem in old_problems.items() if key not in new_problems]
+    difference.metric_changes = metric_changes.compare(old, new)
     return difference

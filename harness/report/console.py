@@ -119,14 +119,15 @@ def problem_block(index: int, problem: problems.Problem, results: RunResults, ex
 
 
 def _table(results: RunResults) -> str:
-    columns = ["backend", *OUTCOMES, "time"]
+    columns = ["backend", *OUTCOMES, "time", "eager"]
     rows = []
     for column in results.columns():
         tests = [test for test in results.tests if test.column == column]
         label = "(backend-independent)" if column == BACKEND_INDEPENDENT else column
         counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
         seconds = sum(test.duration_s for test in tests)
-        rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s"])
+        rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s",
+                     eager_share.median_text(tests)])
     widths = [max(len(row[index]) for row in [columns, *rows]) for index in range(len(columns))]
     render = lambda row: "  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)  # noqa: E731
                                    for index, (cell, width) in enumerate(zip(row, widths)))

@@ -60,6 +60,12 @@ def by_column(results: RunResults) -> list[ColumnShare]:
     return columns
 
 
+def median_text(tests: list[TestResult], none: str = ".") -> str:
+    """The median eager share of the measured ``tests`` (a table cell), or ``none``."""
+    shares = [test.eager_share["share"] for test in tests if test.eager_share]
+    return f"{statistics.median(shares):.0%}" if shares else none
+
+
 def lines(results: RunResults) -> list[str]:
     return [entry.line() for entry in by_column(results)]
 

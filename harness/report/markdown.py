@@ -25,14 +25,15 @@ def _cell(text: str, width: int = 200) -> str:
 
 
 def _table(results: RunResults) -> list[str]:
-    lines = ["| backend | " + " | ".join(OUTCOMES) + " | time |",
-             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: |"]
+    lines = ["| backend | " + " | ".join(OUTCOMES) + " | time | eager share |",
+             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: | ---: |"]
     for column in results.columns():
         tests = [test for test in results.tests if test.column == column]
         label = "(backend-independent)" if column == BACKEND_INDEPENDENT else column
         counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
         cells = [str(count) if count else "·" for count in counts]
-        lines.append(f"| {_cell(label)} | " + " | ".join(cells) + f" | {sum(t.duration_s for t in tests):.0f} s |")
+        lines.append(f"| {_cell(label)} | " + " | ".join(cells) + f" | {sum(t.duration_s for t in tests):.0f} s | "
+                     f"{eager_share.median_text(tests, '·')} |")
     return lines
 
 

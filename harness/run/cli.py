@@ -136,9 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--baseline", metavar="FILE",
                      help="an earlier results.json: report newly failing, newly passing and changed "
                           "tests; new failures exit 1")
-    out.add_argument("--fail-on", choices=("unexpected", "regressions"), default="unexpected",
-                     help="what exits 1: any unexpected result (default), or only tests newly failing "
-                          "against --baseline (for a nightly on a torch the expectations do not cover)")
+    out.add_argument("--fail-on", choices=("unexpected", "regressions", "metrics"), default="unexpected",
+                     help="what exits 1: any unexpected result (default); only tests newly failing against "
+                          "--baseline (for a nightly on a torch the expectations do not cover); or those and "
+                          "metric regressions against --baseline too (more frames, graph breaks, recompiles, "
+                          "graphs or compile time in a test that passed in both)")
     out.add_argument("--accept", action="store_true",
                      help="rewrite the expectations file from this run: add unexpected failures, "
                           "drop entries whose tests now pass")
@@ -226,8 +228,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     if args.rerun_limit < 0 or args.rerun_time < 0:
         raise UsageError("bad --rerun-limit/--rerun-time: give a number >= 0 (--rerun-limit 0 turns reruns off)")
     shard = _parse_shard(args.shard) if args.shard else None
-    if args.fail_on == "regressions" and not args.baseline:
-        raise UsageError("--fail-on regressions needs --baseline FILE to tell what is new")
+    if args.fail_on in ("regressions", "metrics") and not args.baseline:
+        raise UsageError(f"--fail-on {args.fail_on} needs --baseline FILE to tell what is new")
     report_dir = prepare_report_dir(args.report_dir) if not args.list else None
     baseline = _load_results(args.baseline) if args.baseline else None
     if args.merge:
@@ -479,7 +481,7 @@ def _finish(args: argparse.Namespace, results, report_dir: Path, out: TextIO,
     if difference is not None:
         print("", file=out)
         print(difference.render(args.baseline), file=out)
-        if difference.new_failures:
+        if difference.new_failures or (args.fail_on == "metrics" and difference.metric_regressions):
             code = 1
     if args.accept and expectations_file is not None:
         from harness.run.accept import accept

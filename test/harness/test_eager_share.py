@@ -68,6 +68,10 @@ class CountingTests(unittest.TestCase):
         torch.manual_seed(0)
         torch.testing.assert_close(drawn, torch.randn(2))
 
+    def test_an_input_written_in_place_is_copied_as_a_non_leaf(self):
+        x = torch.randn(3, requires_grad=True).clone()
+        self.assertEqual(dict(eager_share.graph_ops(lambda t: (t.trunc_(),), [x])), {"aten.trunc_": 1})
+
     def test_a_graph_that_raises_is_not_measured(self):
         self.assertIsNone(eager_share.graph_ops(lambda x: x.view(5), [torch.zeros(3)]))
 
@@ -110,6 +114,37 @@ class CompiledShareTests(unittest.TestCase):
     def test_measuring_can_be_turned_off(self):
         with mock.patch.dict(os.environ, {share_limit.MEASURE_ENV: "0"}):
             self.assertFalse(CompileCounterWithBackend("eager", measure_eager_share=True).measure_eager_share)
+
+
+class ReportTests(unittest.TestCase):
+    def results(self):
+        from harness.report.results import RunResults, TestResult
+
+        def test(name: str, backend: str, share: float, ops: dict) -> TestResult:
+            return TestResult(id=f"test.dynamo.{name}_{backend}", scenario=name, backend=backend, backend_spec=backend,
+                              outcome="PASS", eager_share={"calls": 1, "graph_ops": 4, "eager_ops": sum(ops.values()),
+                                                           "share": share, "max_call_share": share,
+                                                           "worst_call_ops": ops, "eager_op_counts": ops})
+
+        return RunResults(run={"backends": [{"name": "mine", "spec": "mine"}]}, tests=[
+            test("test_op_sweep.OpSweepTests.test_op_mm", "mine", 1.0, {"aten.mm": 4}),
+            test("test_op_sweep.OpSweepTests.test_op_add", "mine", 0.0, {}),
+            test("test_x.Family.test_a", "mine", 0.25, {"aten.mm": 1})])
+
+    def test_console_line_per_backend_with_the_sweeps_split(self):
+        from harness.report import console
+
+        text = console.summary(self.results())
+        self.assertIn("eager share on mine: 3 tests measured, median 25%, 90th percentile 100%, 1 ran mostly eagerly; "
+                      "most run eagerly: aten.mm x5; op sweep: 1 ops executed by the backend, 1 ran eagerly", text)
+
+    def test_html_shows_the_share_per_cell_and_per_swept_op(self):
+        from harness.report import html_report
+
+        page = html_report.render(self.results())
+        self.assertIn('<small class="share">25%</small>', page)
+        self.assertIn("executed by the backend (1): add; ran eagerly (1): mm", page)
+        self.assertIn("eager share 25% (1 of 4 ops: aten.mm x1)", page)
 
 
 class LimitTests(unittest.TestCase):

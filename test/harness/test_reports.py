@@ -89,7 +89,7 @@ class ConsoleTests(unittest.TestCase):
     def test_table_per_backend_and_unexpected_results(self):
         text = console.summary(sample_results())
         lines = text.splitlines()
-        self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+COLLATERAL\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time$")
+        self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+COLLATERAL\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time\s+eager$")
         self.assertRegex(text, r"\neager\s+1\s+1\s+\.\s+\.")
         self.assertIn("2 unexpected results ([n]: the problem below):", text)
         self.assertIn("2 problems in 2 unexpected results:", text)
