@@ -24,7 +24,7 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, device, dtypes, eager_share, expectations, second_size, state, variants
+from harness import compat, device, dtypes, eager_share, expectations, second_size, share_limit, state, variants
 from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
 from harness.counters import CompileCounterWithBackend
 from harness.guards import GuardFailureRecorder
@@ -222,7 +222,7 @@ class BackendTestCase(DynamoTestCase):
         entry = self._decide_expectation(expectations.active_share_limits())
         if entry is not None:
             return entry.max, entry.source
-        limit = eager_share.limit_from_env()
+        limit = share_limit.limit_from_env()
         return None if limit is None else (limit, "--max-eager-share")
 
     def _check_eager_share(self) -> None:

@@ -38,7 +38,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from harness.share_limit import MEASURE_ENV, limit_from_env  # noqa: F401 (limit_from_env: for harness.case)
+from harness.share_limit import MEASURE_ENV
 
 NOT_COMPUTE = frozenset({
     # allocation and initialisation of fresh memory
