@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from typing import Any, Callable, Iterable
 
 import torch
@@ -81,6 +82,13 @@ def compiled_autograd(compile_backward: Callable[[Any], Any]):
     switch, ``torch._dynamo.config.compiled_autograd``, only captures a backward that runs
     inside the compiled function."""
     return importlib.import_module("torch._dynamo.compiled_autograd")._enable(compile_backward)
+
+
+def compiled_autograd_active() -> bool:
+    """Whether a backward run now would be captured by compiled autograd (the module flag
+    ``compiled_autograd_enabled``, 2.9-2.14), which traces Python autograd hooks into its graph."""
+    module = sys.modules.get("torch._dynamo.compiled_autograd")
+    return bool(getattr(module, "compiled_autograd_enabled", False) or getattr(module, "in_compiled_autograd_region", False))
 
 
 # The node of a compiled autograd graph that runs an AOTAutograd backward (2.9-2.14 inline

@@ -16,13 +16,19 @@ share = ops run eagerly / graph ops, at most 1. ``eager`` and ``aot_eager`` run 
 eagerly (~100%); ``inductor`` on the CPU runs its extern kernels (mm, conv) through ATen; a
 backend with its own runtime should be near 0%.
 
+The backward of a call is measured the same way: the reference is the graph's backward run
+eagerly (``torch.autograd.grad`` from its outputs to its inputs, on the copies), and what
+runs eagerly is counted while the autograd nodes between the call's outputs and its inputs
+run (hooks on those nodes switch the counter on and off). A backend whose forward is its own
+but whose backward is PyTorch's shows there and nowhere else.
+
 What counts as compute: ops of the ``aten`` namespace except views (and in-place view ops),
 allocation (``empty``, ``zeros``, ``fill_``...), copies (``copy_``, which writes mutations
 back), metadata and assertions (NOT_COMPUTE). Ops of other namespaces are a backend's or a
 library's own kernels and are not counted. A higher-order op (``wrap``, ``cond``,
-checkpoint) is not looked into, on either side. Only the forward of a compiled call is
-seen; a backward is measured where it is compiled as a graph of its own (the
-``compiled_autograd`` variant).
+checkpoint) is not looked into, on either side. Under compiled autograd (the
+``compiled_autograd`` variant) the backward is a graph of its own, measured as one, and the
+nodes are not hooked (compiled autograd would trace the hooks).
 """
 
 from __future__ import annotations
@@ -30,14 +36,16 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 import torch.utils._pytree as pytree
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode, _push_mode
 
+from harness import compat
 from harness.share_limit import MEASURE_ENV
 
 NOT_COMPUTE = frozenset({
@@ -109,9 +117,49 @@ class OpCounter(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def graph_ops(gm: Callable, example_inputs: list[Any]) -> Counter[str] | None:
-    """The compute ops ``gm`` runs eagerly on copies of ``example_inputs``; None when it
-    cannot be run apart from the scenario (tensor subclass inputs, or it raised)."""
+class BackwardCounter(OpCounter):
+    """Counts while the autograd nodes of one compiled call run, switched on and off by hooks
+    on those nodes (``count_backward``). Pushed on the mode stack without the flags that
+    ``with`` sets, which would outlive a node that raises (the autograd engine puts the
+    stack itself back after each node); and Dynamo compiles as if it were not there (a
+    backward compiled lazily, inside its node), so it changes nothing the scenario sees."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: Counter[int] = Counter()  # per node, how often it ran to the end (retain_graph)
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        return True
+
+    def start(self) -> None:
+        end_left_on()
+        _push_mode(self)
+
+    def stop(self, node: int) -> None:
+        if _get_current_dispatch_mode() is self:
+            _pop_mode()
+            self.runs[node] += 1
+
+
+def end_left_on() -> None:
+    """Switches off a BackwardCounter left on by a node that raised, where the engine did not."""
+    while isinstance(_get_current_dispatch_mode(), BackwardCounter):
+        _pop_mode()
+
+
+@dataclass
+class Reference:
+    """A graph's own compute ops, forward and (when its outputs need gradients) backward."""
+
+    forward: Counter[str]
+    backward: Counter[str] | None = None
+
+
+def graph_ops(gm: Callable, example_inputs: list[Any]) -> Reference | None:
+    """The compute ops ``gm`` runs eagerly on copies of ``example_inputs``, and those of its
+    backward; None when it cannot be run apart from the scenario (tensor subclass inputs, or
+    it raised)."""
     tensors = [value for value in example_inputs if isinstance(value, torch.Tensor)]
     if any(type(value) not in _PLAIN or not _backed(value) for value in tensors):
         return None
@@ -121,10 +169,34 @@ def graph_ops(gm: Callable, example_inputs: list[Any]) -> Counter[str] | None:
         # The RNG streams and grad mode are put back (a graph may set grad mode part way).
         with torch.random.fork_rng(devices=[]), _device_rng(), torch.set_grad_enabled(torch.is_grad_enabled()):
             with counter:
-                gm(*copies)
+                outputs = gm(*copies)
+            backward = _backward_ops(outputs, copies)
     except Exception:
         return None
-    return counter.ops
+    return Reference(counter.ops, backward)
+
+
+def _backward_ops(outputs: Any, inputs: list[Any]) -> Counter[str] | None:
+    """The compute ops of the backward from ``outputs`` to ``inputs``, counted as a call's
+    backward is (``count_backward``); None when there is none, or compiled autograd would
+    capture it."""
+    differentiable = [value for value in _tensors(outputs) if value.grad_fn is not None]
+    wanted = [value for value in inputs if isinstance(value, torch.Tensor) and value.requires_grad]
+    if not differentiable or not wanted or compat.compiled_autograd_active():
+        return None
+    counter = count_backward(differentiable, _ends(inputs))
+    if counter is None:
+        return None
+    seeds = [torch.ones_like(value) for value in differentiable]
+    try:
+        torch.autograd.grad(differentiable, wanted, seeds, allow_unused=True)
+    except Exception:  # e.g. a graph whose backward raises by design
+        return None
+    return counter.ops if counter.runs else None
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in pytree.tree_leaves(value) if isinstance(leaf, torch.Tensor)]
 
 
 def _backed(tensor: torch.Tensor) -> bool:
@@ -156,63 +228,167 @@ def _device_rng():
 
 
 @dataclass
+class Pass:
+    """One run of a graph, forward or backward: what ran eagerly, against the graph's own ops."""
+
+    label: str  # "call 2", "the backward of call 2"
+    eager: Counter[str]
+    total: int  # the graph's own compute ops in this pass (times its runs)
+
+    @property
+    def share(self) -> float:
+        return min(1.0, sum(self.eager.values()) / self.total)
+
+    @property
+    def backward(self) -> bool:
+        return self.label.startswith("the backward")
+
+
+@dataclass
 class GraphRecord:
     """One compiled graph: its own ops and, per call of the compiled callable, the ops that
-    ran eagerly."""
+    ran eagerly in the call and in its backward."""
 
-    graph_ops: Counter[str] | None
+    reference: Reference | None
     calls: list[Counter[str]] = field(default_factory=list)
+    backwards: dict[int, BackwardCounter] = field(default_factory=dict)  # by call number
 
-    def share(self, eager: Counter[str]) -> float | None:
-        total = sum(self.graph_ops.values()) if self.graph_ops is not None else 0
-        return min(1.0, sum(eager.values()) / total) if total else None
+    def passes(self) -> list[Pass]:
+        """The measured passes, forward calls first."""
+        if self.reference is None:
+            return []
+        forward_total = sum(self.reference.forward.values())
+        found = [Pass(f"call {number}", eager, forward_total)
+                 for number, eager in enumerate(self.calls, 1) if forward_total]
+        backward_total = sum(self.reference.backward.values()) if self.reference.backward else 0
+        for number, counter in self.backwards.items():
+            runs = max(counter.runs.values(), default=0)
+            if backward_total and runs:
+                found.append(Pass(f"the backward of call {number}", counter.ops, backward_total * runs))
+        return found
 
 
 def probe(compiled: Callable, record: GraphRecord) -> Callable:
-    """``compiled``, counting the ops that run eagerly in each call into ``record``."""
+    """``compiled``, counting the ops that run eagerly in each call, and in its backward, into
+    ``record``."""
+    boxed = getattr(compiled, "_boxed_call", False)  # called with one list, which it may clear
 
     def counted(*args: Any, **kwargs: Any) -> Any:
+        end_left_on()
+        # (Dynamo calls even a boxed callable with its arguments spread out.)
+        boxed_call = boxed and len(args) == 1 and isinstance(args[0], list) and not kwargs
+        inputs = list(args[0]) if boxed_call else (args, kwargs)
+        ends = _ends(inputs)  # before the call: an input written in place gets a node of the call's
         counter = OpCounter()
         with counter:
             result = compiled(*args, **kwargs)
         record.calls.append(counter.ops)
+        if record.reference is not None and record.reference.backward and not compat.compiled_autograd_active():
+            backward = count_backward(result, ends)
+            if backward is not None:
+                record.backwards[len(record.calls)] = backward
         return result
 
-    if getattr(compiled, "_boxed_call", False):  # called with one list, which it may clear
+    if boxed:
         counted._boxed_call = True  # type: ignore[attr-defined]
     return counted
 
 
+def _ends(inputs: Any) -> set[Any]:
+    """Where the backward of a call on ``inputs`` ends: their autograd nodes, and those of the
+    bases of views among them (a view written in place gives its base a node of the call's)."""
+    tensors = _tensors(inputs)
+    return {value.grad_fn for value in (*tensors, *(value._base for value in tensors if value._base is not None))
+            if value.grad_fn is not None}
+
+
+def count_backward(outputs: Any, ends: set[Any]) -> BackwardCounter | None:
+    """A BackwardCounter switched on while the autograd nodes between ``outputs`` and the
+    call's inputs (``ends``; leaves end at their AccumulateGrad) run; None when none would
+    count. The nodes of views are passed through, not counted, as views are not in the
+    forward: AOTAutograd replays an output that is a view outside the compiled graph, so
+    the backward of that view is autograd's own, never the backend's."""
+    counter = BackwardCounter()
+    pending = [value.grad_fn for value in _tensors(outputs) if value.grad_fn is not None]
+    seen: set[Any] = set()
+    hooked = False
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen or node in ends or hasattr(node, "variable"):  # AccumulateGrad
+            continue
+        seen.add(node)
+        pending.extend(next_node for next_node, _ in node.next_functions)
+        if _is_view_backward(node):
+            continue
+        # The node's id, not the node: a hook holding its node would keep the graph alive.
+        node.register_prehook(functools.partial(_start, counter))
+        node.register_hook(functools.partial(_stop, counter, id(node)))
+        hooked = True
+    return counter if hooked else None
+
+
+@functools.lru_cache(maxsize=None)
+def _view_node_type(name: str) -> bool:
+    """``ExpandBackward0`` -> whether aten.expand is a view op."""
+    match = re.fullmatch(r"([A-Z]\w*?)Backward\d*", name)
+    if not match:
+        return False
+    packet = getattr(torch.ops.aten, re.sub(r"(?<!^)(?=[A-Z])", "_", match.group(1)).lower(), None)
+    try:
+        return any(getattr(packet, overload).is_view for overload in packet.overloads())
+    except Exception:
+        return False
+
+
+def _is_view_backward(node: Any) -> bool:
+    return _view_node_type(type(node).__name__)
+
+
+def _start(counter: BackwardCounter, grad_outputs: Any) -> None:
+    counter.start()
+
+
+def _stop(counter: BackwardCounter, node: int, grad_inputs: Any, grad_outputs: Any) -> None:
+    counter.stop(node)
+
+
 def summarize(records: list[GraphRecord]) -> dict[str, Any] | None:
-    """For results.json: per test, over every call of every measured graph."""
-    measured = [(record, call) for record in records for call in record.calls if record.share(call) is not None]
+    """For results.json: per test, over every call (and backward) of every measured graph;
+    ``backward`` again over the backwards alone, when one was measured."""
+    end_left_on()
+    measured = [one for record in records for one in record.passes()]
     if not measured:
         return None
-    graph_total = sum(sum(record.graph_ops.values()) for record, _ in measured)
-    eager = Counter()
-    for _, call in measured:
-        eager.update(call)
-    worst_record, worst_call = max(measured, key=lambda pair: pair[0].share(pair[1]))
-    return {
-        "calls": len(measured),
-        "graph_ops": graph_total,
-        "eager_ops": sum(eager.values()),
-        "share": round(min(1.0, sum(eager.values()) / graph_total), 4),
-        "max_call_share": round(worst_record.share(worst_call), 4),
-        "worst_call_ops": dict(worst_call.most_common()),
-        "eager_op_counts": dict(eager.most_common()),
-    }
+    eager: Counter[str] = Counter()
+    for one in measured:
+        eager.update(one.eager)
+    worst = max(measured, key=lambda one: one.share)
+    summary = {"calls": sum(not one.backward for one in measured), **_totals(measured),
+               "max_call_share": round(worst.share, 4), "worst_call_ops": dict(worst.eager.most_common()),
+               "eager_op_counts": dict(eager.most_common())}
+    backwards = [one for one in measured if one.backward]
+    if backwards:
+        summary["backward"] = {"calls": len(backwards), **_totals(backwards)}
+    return summary
+
+
+def _totals(passes: list[Pass]) -> dict[str, Any]:
+    total = sum(one.total for one in passes)
+    # Each pass counts for at most its own ops: a backward may recompute forward ops.
+    return {"graph_ops": total, "eager_ops": sum(sum(one.eager.values()) for one in passes),
+            "share": round(sum(one.share * one.total for one in passes) / total, 4)}
 
 
 def over_limit(records: list[GraphRecord], limit: float) -> str | None:
-    """A one-line message for the first compiled call that ran more than ``limit`` eagerly."""
+    """A one-line message for the first compiled call (or backward) that ran more than
+    ``limit`` eagerly."""
+    end_left_on()
     for index, record in enumerate(records, 1):
-        for number, call in enumerate(record.calls, 1):
-            share = record.share(call)
-            if share is not None and share > limit + 1e-9:
-                ops = ", ".join(f"{name} x{count}" for name, count in call.most_common(8))
-                more = len(call) - 8
-                return (f"graph {index}, call {number} ran {share:.0%} of its {sum(record.graph_ops.values())} "
+        for one in record.passes():
+            if one.share > limit + 1e-9:
+                ops = ", ".join(f"{name} x{count}" for name, count in one.eager.most_common(8))
+                more = len(one.eager) - 8
+                return (f"graph {index}, {one.label} ran {one.share:.0%} of its {one.total} "
                         f"compute ops eagerly (limit {limit:.0%}), through PyTorch's kernels: {ops}"
                         + (f" and {more} more" if more > 0 else ""))
     return None

@@ -15,7 +15,8 @@ MOSTLY_EAGER = 0.5  # a call that ran more than half its graph eagerly "ran eage
 @dataclass
 class ColumnShare:
     column: str
-    shares: list[float]  # per measured test, over all its compiled calls
+    shares: list[float]  # per measured test, over all its compiled calls and their backwards
+    backward_shares: list[float] = field(default_factory=list)  # per test whose backward was measured
     eager_ops: Counter = field(default_factory=Counter)
     # The operator sweep: ops whose compiled call the backend ran, and those that ran eagerly.
     sweep_by_backend: list[str] = field(default_factory=list)
@@ -34,6 +35,10 @@ class ColumnShare:
         text = (f"eager share on {self.column}: {len(self.shares)} tests measured, median "
                 f"{statistics.median(self.shares):.0%}, 90th percentile {self.quantile(0.9):.0%}, "
                 f"{self.mostly_eager} ran mostly eagerly; most run eagerly: {top}")
+        if self.backward_shares:
+            text += (f"; backward: {len(self.backward_shares)} tests measured, median "
+                     f"{statistics.median(self.backward_shares):.0%}, "
+                     f"{sum(share > MOSTLY_EAGER for share in self.backward_shares)} ran mostly eagerly")
         if self.sweep_by_backend or self.sweep_eagerly:
             text += (f"; op sweep: {len(self.sweep_by_backend)} ops executed by the backend, "
                      f"{len(self.sweep_eagerly)} ran eagerly")
@@ -50,7 +55,8 @@ def by_column(results: RunResults) -> list[ColumnShare]:
         measured = [test for test in results.tests if test.column == column and test.eager_share]
         if not measured:
             continue
-        entry = ColumnShare(column, [test.eager_share["share"] for test in measured])
+        entry = ColumnShare(column, [test.eager_share["share"] for test in measured],
+                            [test.eager_share["backward"]["share"] for test in measured if "backward" in test.eager_share])
         for test in measured:
             entry.eager_ops.update(test.eager_share.get("eager_op_counts", {}))
             if test.scenario.startswith(OP_SWEEP_PREFIX) and test.outcome == "PASS":
@@ -71,10 +77,12 @@ def lines(results: RunResults) -> list[str]:
 
 
 def text(test: TestResult) -> str:
-    """``eager share 33% (1 of 3 ops: aten.mul x1)`` for a measured test, else ""."""
+    """``eager share 33% (1 of 3 ops: aten.mul x1)`` for a measured test (``…, backward 50%``
+    when its backward was measured), else ""."""
     share = test.eager_share
     if not share:
         return ""
     ops = ", ".join(f"{name} x{count}" for name, count in list(share.get("eager_op_counts", {}).items())[:4])
+    backward = share.get("backward")
     return (f"eager share {share['share']:.0%} ({share['eager_ops']} of {share['graph_ops']} ops"
-            + (f": {ops}" if ops else "") + ")")
+            + (f": {ops}" if ops else "") + ")" + (f", backward {backward['share']:.0%}" if backward else ""))

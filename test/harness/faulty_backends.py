@@ -729,3 +729,20 @@ def one_op_eagerly(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Calla
     with torch._functorch.config.patch(enable_autograd_cache=False), \
             torch._inductor.config.patch(fx_graph_cache=False):
         return compile_fx(gm, example_inputs, inner_compile=inner_compile)
+
+
+def backward_eagerly(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the backend runs the backward of what it received*. Forward graphs compile
+    with inductor; backward graphs, which its runtime cannot train yet, run with PyTorch's
+    eager kernels, as an inference-first backend's do. Every gradient is right. (Its caches
+    are off: a graph inductor compiled before must not be reused.)"""
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    def inner_compile(graph: torch.fx.GraphModule, inputs: list[Any], **kwargs: Any) -> Callable:
+        if kwargs.get("is_backward", False):
+            return make_boxed_func(graph.forward)
+        return compile_fx_inner(graph, inputs, **kwargs)
+
+    with torch._functorch.config.patch(enable_autograd_cache=False), \
+            torch._inductor.config.patch(fx_graph_cache=False):
+        return compile_fx(gm, example_inputs, inner_compile=inner_compile)

@@ -60,7 +60,7 @@ class CountingTests(unittest.TestCase):
 
         x = torch.zeros(3)
         torch.manual_seed(0)
-        ops = eager_share.graph_ops(graph, [x])
+        ops = eager_share.graph_ops(graph, [x]).forward
         self.assertEqual(dict(ops), {"aten.randn": 1, "aten.add_": 1, "aten.mul": 1})
         self.assertTrue(torch.is_grad_enabled())
         self.assertEqual(x.tolist(), [0.0, 0.0, 0.0])
@@ -70,7 +70,7 @@ class CountingTests(unittest.TestCase):
 
     def test_an_input_written_in_place_is_copied_as_a_non_leaf(self):
         x = torch.randn(3, requires_grad=True).clone()
-        self.assertEqual(dict(eager_share.graph_ops(lambda t: (t.trunc_(),), [x])), {"aten.trunc_": 1})
+        self.assertEqual(dict(eager_share.graph_ops(lambda t: (t.trunc_(),), [x]).forward), {"aten.trunc_": 1})
 
     def test_a_graph_that_raises_is_not_measured(self):
         self.assertIsNone(eager_share.graph_ops(lambda x: x.view(5), [torch.zeros(3)]))
@@ -84,16 +84,49 @@ class CountingTests(unittest.TestCase):
         probed = eager_share.probe(boxed, record)
         self.assertTrue(probed._boxed_call)
         self.assertEqual(probed([torch.zeros(2)])[0].tolist(), [1.0, 1.0])
-        self.assertEqual(record.share(record.calls[0]), 1.0)
+        self.assertEqual([(one.label, one.share) for one in record.passes()], [("call 1", 1.0)])
+
+    def test_the_graphs_own_backward_is_counted_without_touching_the_inputs(self):
+        x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+        reference = eager_share.graph_ops(lambda a, b: ((a.sin() * b).sum(),), [x, w])
+        self.assertEqual(dict(reference.forward), {"aten.sin": 1, "aten.mul": 1, "aten.sum": 1})
+        self.assertEqual(reference.backward["aten.mul"], 1)  # d/dw: sin(x) times the expanded seed
+        self.assertIsNone(w.grad)
+        self.assertIsNone(eager_share.graph_ops(lambda a: (a.sin(),), [x]).backward)  # nothing needs a gradient
+
+    def test_a_backward_node_that_raises_leaves_no_counter_on(self):
+        class Fails(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                raise RuntimeError("no backward here")
+
+        x = torch.randn(3, requires_grad=True)
+        y = Fails.apply(x)
+        counter = eager_share.count_backward(y, set())
+        with self.assertRaisesRegex(RuntimeError, "no backward here"):
+            y.sum().backward()
+        self.assertFalse(torch._C._len_torch_dispatch_stack())
+        eager_share.end_left_on()
+        self.assertEqual(counter.runs, {})  # a run that did not finish is not one
 
 
 class CompiledShareTests(unittest.TestCase):
-    def measure(self, backend: str) -> dict:
+    def measure(self, backend: str, backward: bool = False) -> dict:
         torch._dynamo.reset()
         counter = CompileCounterWithBackend(backend, measure_eager_share=True)
         compiled = torch.compile(lambda x, w: (torch.sin(x) @ w).relu(), backend=counter)
         x, w = torch.randn(4, 4), torch.randn(4, 4, requires_grad=True)
-        torch.testing.assert_close(compiled(x, w), (torch.sin(x) @ w).relu())
+        # (Buffers donated to the backward would refuse retain_graph.)
+        with torch.set_grad_enabled(backward), torch._functorch.config.patch(donated_buffer=False):
+            out = compiled(x, w)
+            torch.testing.assert_close(out, (torch.sin(x) @ w).relu())
+            if backward:
+                out.sum().backward(retain_graph=True)
+                out.sum().backward()
         torch._dynamo.reset()
         return eager_share.summarize(counter.eager_share)
 
@@ -104,6 +137,13 @@ class CompiledShareTests(unittest.TestCase):
         measured = self.measure("inductor")
         self.assertEqual(measured["eager_op_counts"], {"aten.mm": 1})
         self.assertAlmostEqual(measured["share"], 1 / 3, places=3)
+
+    def test_the_backward_is_measured_per_run(self):
+        # Its backward: threshold_backward and one mm (only w needs a gradient), run twice.
+        for backend, share in (("eager", 1.0), ("aot_eager", 1.0), ("inductor", 0.5)):
+            with self.subTest(backend=backend):
+                measured = self.measure(backend, backward=True)["backward"]
+                self.assertEqual((measured["calls"], measured["graph_ops"], measured["share"]), (1, 2 * 2, share))
 
     def test_a_counter_that_does_not_measure_records_nothing(self):
         counter = CompileCounterWithBackend("eager")
@@ -120,23 +160,26 @@ class ReportTests(unittest.TestCase):
     def results(self):
         from harness.report.results import RunResults, TestResult
 
-        def test(name: str, backend: str, share: float, ops: dict) -> TestResult:
+        def test(name: str, backend: str, share: float, ops: dict, **backward: float) -> TestResult:
             return TestResult(id=f"test.dynamo.{name}_{backend}", scenario=name, backend=backend, backend_spec=backend,
                               outcome="PASS", eager_share={"calls": 1, "graph_ops": 4, "eager_ops": sum(ops.values()),
                                                            "share": share, "max_call_share": share,
-                                                           "worst_call_ops": ops, "eager_op_counts": ops})
+                                                           "worst_call_ops": ops, "eager_op_counts": ops,
+                                                           **backward})
 
         return RunResults(run={"backends": [{"name": "mine", "spec": "mine"}]}, tests=[
             test("test_op_sweep.OpSweepTests.test_op_mm", "mine", 1.0, {"aten.mm": 4}),
             test("test_op_sweep.OpSweepTests.test_op_add", "mine", 0.0, {}),
-            test("test_x.Family.test_a", "mine", 0.25, {"aten.mm": 1})])
+            test("test_x.Family.test_a", "mine", 0.25, {"aten.mm": 1},
+                 backward={"calls": 1, "graph_ops": 2, "eager_ops": 1, "share": 0.5})])
 
     def test_console_line_per_backend_with_the_sweeps_split(self):
         from harness.report import console
 
         text = console.summary(self.results())
         self.assertIn("eager share on mine: 3 tests measured, median 25%, 90th percentile 100%, 1 ran mostly eagerly; "
-                      "most run eagerly: aten.mm x5; op sweep: 1 ops executed by the backend, 1 ran eagerly", text)
+                      "most run eagerly: aten.mm x5; backward: 1 tests measured, median 50%, 0 ran mostly eagerly; "
+                      "op sweep: 1 ops executed by the backend, 1 ran eagerly", text)
 
     def test_html_shows_the_share_per_cell_and_per_swept_op(self):
         from harness.report import html_report
@@ -144,7 +187,7 @@ class ReportTests(unittest.TestCase):
         page = html_report.render(self.results())
         self.assertIn('<small class="share">25%</small>', page)
         self.assertIn("executed by the backend (1): add; ran eagerly (1): mm", page)
-        self.assertIn("eager share 25% (1 of 4 ops: aten.mm x1)", page)
+        self.assertIn("eager share 25% (1 of 4 ops: aten.mm x1), backward 50%", page)
 
 
 class LimitTests(unittest.TestCase):
@@ -156,7 +199,7 @@ class LimitTests(unittest.TestCase):
                 share_limit.parse_limit(bad)
 
     def test_the_message_names_the_call_and_its_eager_ops(self):
-        record = eager_share.GraphRecord(eager_share.Counter({"aten.mm": 1, "aten.sin": 1, "aten.add": 2}))
+        record = eager_share.GraphRecord(eager_share.Reference(eager_share.Counter({"aten.mm": 1, "aten.sin": 1, "aten.add": 2})))
         record.calls.append(eager_share.Counter({"aten.mm": 1, "aten.sin": 1}))
         self.assertIsNone(eager_share.over_limit([record], 0.5))
         message = eager_share.over_limit([record], 0.25)

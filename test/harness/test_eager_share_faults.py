@@ -1,10 +1,10 @@
 """--max-eager-share catches a backend that silently runs its graphs eagerly (issue 20's
 self-test).
 
-Three faulty backends of test/harness/faulty_backends.py give right results, so every
+Four faulty backends of test/harness/faulty_backends.py give right results, so every
 scenario passes them, and run with PyTorch's eager kernels what they should run themselves:
-every graph (after a swallowed compile error), only graphs with symbolic sizes, or one op
-(aten.mul). Under a limit of 0% on scenarios whose graphs inductor runs wholly in its own
+every graph (after a swallowed compile error), only graphs with symbolic sizes, one op
+(aten.mul), or every backward graph. Under a limit of 0% on scenarios whose graphs inductor runs wholly in its own
 kernels, each must fail where it falls back and pass where it does not; inductor must pass;
 aot_eager, which runs every op eagerly by design, passes through an [[eager_share]] entry.
 """
@@ -19,18 +19,25 @@ from pathlib import Path
 from test.harness.cli import read_results, run_cli
 
 FAULTY = "test.harness.faulty_backends"
+# Those of SCENARIOS that run a backward through the compiled code (test_forwards runs
+# Python's own tape, not torch's autograd).
+WITH_BACKWARD = ("test_backend_contract.GradientContractTests.test_first_order_1_softmax",
+                 "test_backend_contract.GradientContractTests.test_gradient_of_input_used_twice")
 SCENARIOS = ("test_aot_autograd.InputMutationTests.test_input_mutation_visible_to_caller_*",
-             "test_python_autograd.PythonAutogradTests.test_forwards")
+             "test_python_autograd.PythonAutogradTests.test_forwards", *WITH_BACKWARD)
+TESTS_PER_RUN = 7  # per backend and variant
 # Those of SCENARIOS whose forward graphs multiply (one_op_eagerly's op); _0_add does not.
 WITH_MUL = ("test_aot_autograd.InputMutationTests.test_input_mutation_visible_to_caller_[123]_*",
-            "test_python_autograd.PythonAutogradTests.test_forwards")
-# fault -> {variant: scenario globs that must fail there}; every other test must pass.
+            "test_python_autograd.PythonAutogradTests.test_forwards", *WITH_BACKWARD)
+# backend -> {variant it runs under: scenario globs that must fail there}; every other test
+# must pass. Only the fault of symbolic sizes, and its control, need the dynamic variant.
 CAUGHT = {
-    "swallows_errors_runs_eagerly": {"static": SCENARIOS, "dynamic": SCENARIOS},
+    "swallows_errors_runs_eagerly": {"static": SCENARIOS},
     "eager_for_symbolic_sizes": {"static": (), "dynamic": SCENARIOS},
-    "one_op_eagerly": {"static": WITH_MUL, "dynamic": WITH_MUL},
+    "one_op_eagerly": {"static": WITH_MUL},
+    "backward_eagerly": {"static": WITH_BACKWARD},
     "inductor": {"static": (), "dynamic": ()},
-    "aot_eager": {"static": (), "dynamic": ()},
+    "aot_eager": {"static": ()},
 }
 LIMITS = """\
 [[eager_share]]
@@ -56,7 +63,8 @@ class EagerShareFaultsTests(unittest.TestCase):
         cls.addClassCleanup(directory.cleanup)
         limits = Path(directory.name) / "limits.toml"
         limits.write_text(LIMITS)
-        patterns = [f"*{scenario.split('.', 1)[1].replace('.', '_*.', 1)}" for scenario in SCENARIOS]
+        patterns = sorted({_id_glob(scenario, backend, variant) for backend, caught in CAUGHT.items()
+                           for variant in caught for scenario in SCENARIOS})
         cls.completed = run_cli("--backend", ",".join(map(_backend_spec, CAUGHT)), "--variants", "static,dynamic",
                                 "--max-eager-share", "0", "--expectations", str(limits),
                                 *(arg for pattern in patterns for arg in ("-k", pattern)),
@@ -74,7 +82,7 @@ class EagerShareFaultsTests(unittest.TestCase):
                 tests = [test for test in self.results
                          if any(fnmatch.fnmatchcase(test["id"], _id_glob(scenario, backend, variant)) for scenario in SCENARIOS)]
                 with self.subTest(backend=backend, variant=variant):
-                    self.assertEqual(len(tests), 5, self.describe())
+                    self.assertEqual(len(tests), TESTS_PER_RUN, self.describe())
                     should_fail = {test["id"] for test in tests if any(
                         fnmatch.fnmatchcase(test["id"], _id_glob(scenario, backend, variant)) for scenario in failing)}
                     wrong = {test["id"]: (test["outcome"], test["reason"][:200]) for test in tests
@@ -86,6 +94,7 @@ class EagerShareFaultsTests(unittest.TestCase):
         self.assertRegex(reasons["one_op_eagerly"], r"ran \d+% of its \d+ compute ops eagerly \(limit 0%\), through "
                                                     r"PyTorch's kernels: aten\.mul x\d+ \[--max-eager-share\]$")
         self.assertRegex(reasons["swallows_errors_runs_eagerly"], r"ran 100% of its")
+        self.assertRegex(reasons["backward_eagerly"], r"graph 1, the backward of call 1 ran 100% of its \d+ compute ops")
 
     def test_the_results_and_summary_carry_the_share(self):
         shares = {(test["backend"], test["variant"]): test["eager_share"]["share"] for test in self.results
@@ -94,7 +103,11 @@ class EagerShareFaultsTests(unittest.TestCase):
         self.assertEqual(shares[("inductor", "dynamic")], 0.0)
         self.assertEqual(shares[("eager_for_symbolic_sizes", "static")], 0.0)
         self.assertEqual(shares[("eager_for_symbolic_sizes", "dynamic")], 1.0)
-        self.assertIn("eager share on inductor/dynamic: 5 tests measured, median 0%", self.summary)
+        self.assertIn(f"eager share on inductor/dynamic: {TESTS_PER_RUN} tests measured, median 0%", self.summary)
+        backward = {test["backend"]: test["eager_share"]["backward"]["share"] for test in self.results
+                    if test["id"].endswith("test_gradient_of_input_used_twice") and test["variant"] == "static"}
+        self.assertEqual(backward, {"swallows_errors_runs_eagerly": 1.0, "eager_for_symbolic_sizes": 0.0,
+                                    "one_op_eagerly": 0.0, "backward_eagerly": 1.0, "inductor": 0.0, "aot_eager": 1.0})
 
 
 if __name__ == "__main__":
