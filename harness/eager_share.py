@@ -231,7 +231,8 @@ def _device_rng():
 class Pass:
     """One run of a graph, forward or backward: what ran eagerly, against the graph's own ops."""
 
-    label: str  # "call 2", "the backward of call 2"
+    call: int  # the call's number, from 1
+    backward: bool
     eager: Counter[str]
     total: int  # the graph's own compute ops in this pass (times its runs)
 
@@ -240,8 +241,8 @@ class Pass:
         return min(1.0, sum(self.eager.values()) / self.total)
 
     @property
-    def backward(self) -> bool:
-        return self.label.startswith("the backward")
+    def label(self) -> str:
+        return f"the backward of call {self.call}" if self.backward else f"call {self.call}"
 
 
 @dataclass
@@ -258,13 +259,13 @@ class GraphRecord:
         if self.reference is None:
             return []
         forward_total = sum(self.reference.forward.values())
-        found = [Pass(f"call {number}", eager, forward_total)
+        found = [Pass(number, False, eager, forward_total)
                  for number, eager in enumerate(self.calls, 1) if forward_total]
         backward_total = sum(self.reference.backward.values()) if self.reference.backward else 0
         for number, counter in self.backwards.items():
             runs = max(counter.runs.values(), default=0)
             if backward_total and runs:
-                found.append(Pass(f"the backward of call {number}", counter.ops, backward_total * runs))
+                found.append(Pass(number, True, counter.ops, backward_total * runs))
         return found
 
 
@@ -382,7 +383,6 @@ def _totals(passes: list[Pass]) -> dict[str, Any]:
 def over_limit(records: list[GraphRecord], limit: float) -> str | None:
     """A one-line message for the first compiled call (or backward) that ran more than
     ``limit`` eagerly."""
-    end_left_on()
     for index, record in enumerate(records, 1):
         for one in record.passes():
             if one.share > limit + 1e-9:

@@ -715,34 +715,41 @@ def _mul_in_eager_kernels(gm: torch.fx.GraphModule) -> None:
     gm.recompile()
 
 
-def one_op_eagerly(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-    """Breaks: *the backend runs every op of its graph*. Compiles with inductor, except that
-    its partitioner declines aten.mul in forward graphs: each runs as a call into PyTorch's
-    eager kernel. (Its caches are off: a graph inductor compiled before must not be reused.)"""
+def _inductor_except(gm: torch.fx.GraphModule, example_inputs: list[Any], inner: Callable) -> Callable:
+    """Inductor, with ``inner(graph, inputs, compile_inner, **kwargs)`` in place of its inner
+    compile of each forward and backward graph. Its caches are off: a graph inductor compiled
+    before must not be reused."""
     from torch._inductor.compile_fx import compile_fx, compile_fx_inner
-
-    def inner_compile(graph: torch.fx.GraphModule, inputs: list[Any], **kwargs: Any) -> Callable:
-        if not kwargs.get("is_backward", False):
-            _mul_in_eager_kernels(graph)
-        return compile_fx_inner(graph, inputs, **kwargs)
 
     with torch._functorch.config.patch(enable_autograd_cache=False), \
             torch._inductor.config.patch(fx_graph_cache=False):
-        return compile_fx(gm, example_inputs, inner_compile=inner_compile)
+        return compile_fx(gm, example_inputs, inner_compile=lambda graph, inputs, **kwargs: inner(
+            graph, inputs, compile_fx_inner, **kwargs))
+
+
+def _forward_mul_eagerly(graph: torch.fx.GraphModule, inputs: list[Any], compile_inner: Callable,
+                         **kwargs: Any) -> Callable:
+    if not kwargs.get("is_backward", False):
+        _mul_in_eager_kernels(graph)
+    return compile_inner(graph, inputs, **kwargs)
+
+
+def one_op_eagerly(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the backend runs every op of its graph*. Compiles with inductor, except that
+    its partitioner declines aten.mul in forward graphs: each runs as a call into PyTorch's
+    eager kernel."""
+    return _inductor_except(gm, example_inputs, _forward_mul_eagerly)
+
+
+def _backward_eagerly(graph: torch.fx.GraphModule, inputs: list[Any], compile_inner: Callable,
+                      **kwargs: Any) -> Callable:
+    if kwargs.get("is_backward", False):
+        return make_boxed_func(graph.forward)
+    return compile_inner(graph, inputs, **kwargs)
 
 
 def backward_eagerly(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     """Breaks: *the backend runs the backward of what it received*. Forward graphs compile
     with inductor; backward graphs, which its runtime cannot train yet, run with PyTorch's
-    eager kernels, as an inference-first backend's do. Every gradient is right. (Its caches
-    are off: a graph inductor compiled before must not be reused.)"""
-    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
-
-    def inner_compile(graph: torch.fx.GraphModule, inputs: list[Any], **kwargs: Any) -> Callable:
-        if kwargs.get("is_backward", False):
-            return make_boxed_func(graph.forward)
-        return compile_fx_inner(graph, inputs, **kwargs)
-
-    with torch._functorch.config.patch(enable_autograd_cache=False), \
-            torch._inductor.config.patch(fx_graph_cache=False):
-        return compile_fx(gm, example_inputs, inner_compile=inner_compile)
+    eager kernels, as an inference-first backend's do. Every gradient is right."""
+    return _inductor_except(gm, example_inputs, _backward_eagerly)
