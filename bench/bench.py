@@ -38,7 +38,7 @@ import proctree  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.run.pytest_plugin.TIMINGS_ENV (no torch import here)
 sys.path.insert(0, str(ROOT))
-from harness.share_limit import MEASURE_ENV  # noqa: E402 (torch-free)
+from harness.measure.share_limit import MEASURE_ENV  # noqa: E402 (torch-free)
 GB = 1024 ** 3
 
 # (what, the value it reads, limit, unit, higher is better): the project's targets on 2 cores.
@@ -47,7 +47,7 @@ TARGETS = (
     ("default run, warm caches", "warm.wall_s", 120.0, " s", False),
     ("speed-up of -j JOBS over -j 1 (warm)", "speedup", 1.6, "×", True),
     ("harness overhead per test (warm)", "warm.overhead_per_test_ms", 20.0, " ms", False),
-    # What measuring the eager share (harness/eager_share.py) costs: the warm run's CPU time
+    # What measuring the eager share (harness/measure/eager_share.py) costs: the warm run's CPU time
     # against the same run with the measurement off.
     ("eager-share measurement, extra CPU time (warm)", "eager_share_cost_pct", 10.0, " %", False),
     # The memory of the processes together: pages two processes share (libtorch's code in

@@ -1,13 +1,22 @@
-"""dynamo-aot-suite's scenario library: what the scenarios import. Backends
-(``backends``), counters, guard-failure capture (``guards``), comparison with eager
-(``compare``), global-state isolation (``state``), expectations, tiers, reading AOTAutograd's
-graphs (``graphs``), one-operator checks (``opcheck``), the base TestCases and per-backend
-class generation (``case``), and ``compat``, the one place that knows torch versions.
+"""dynamo-aot-suite's scenario library: what the scenarios import.
+
+``from harness import …`` is the public surface: the names below and the modules scenarios
+use by name (``from harness import variants, dtypes, device, tiers``). Inside, the library
+is in rooms, one job each, lower rooms never importing higher ones
+(``test/harness/test_layout.py``):
+
+* ``compat`` (the one place that knows torch versions), ``state`` (global state: seeding,
+  snapshots, leaks), ``errors`` and ``settings`` (the run's configuration, built once);
+* ``measure``: what ran (graphs received, guard failures, eager share, graphs for repros);
+* ``checks``: comparison with eager (values, accuracy, graphs, one operator, models);
+* ``axes``: backend, variant, dtype and device, declared once;
+* ``testcase``: the base TestCases, class generation, expectations and tiers;
+* ``generated``: generated programs and their differential check.
 
 The machinery of ``run_tests.py`` lives in ``harness.run`` and the reports in
-``harness.report``; nothing in this package imports either (``test/harness/test_layout.py``).
-Names are imported on first use, so the runner can import ``harness.tiers`` (and say that
-torch is missing) without importing torch.
+``harness.report``; nothing in the library imports either. Names are imported on first
+use, so the runner can import ``harness.testcase.tiers`` (and say that torch is missing)
+without importing torch.
 """
 
 from __future__ import annotations
@@ -16,30 +25,45 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "harness.backends": (
+    "harness.axes.backends": (
         "Backend", "BackendProfile", "BackendSpecError", "probe_backend", "register_backend",
         "resolve_backend", "resolve_backends", "selected_backends",
     ),
-    "harness.case": ("BackendTestCase", "DynamoTestCase", "for_each_backend"),
-    "harness.compare": (
+    "harness.testcase.base": ("BackendTestCase", "DynamoTestCase", "for_each_backend"),
+    "harness.checks.compare": (
         "assert_close", "assert_same_outputs_and_grads", "clone_input", "clone_inputs",
         "rand_strided", "tolerance",
     ),
     "harness.compat": ("normalize_guard_reason",),
-    "harness.counters": ("CompileCounter", "CompileCounterWithBackend", "count_ops"),
-    "harness.expectations": ("Expectation", "ExpectationError"),
-    "harness.guards": ("GuardFailureRecorder",),
+    "harness.measure.counters": ("CompileCounter", "CompileCounterWithBackend", "count_ops"),
+    "harness.testcase.expectations": ("Expectation", "ExpectationError"),
+    "harness.measure.guards": ("GuardFailureRecorder",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+# The modules scenarios import by their short name (``from harness import variants``), and
+# every module's name from before the library was split into rooms.
+_SUBMODULES = {
+    "accuracy": "harness.checks.accuracy", "backends": "harness.axes.backends", "case": "harness.testcase.base",
+    "compare": "harness.checks.compare", "counters": "harness.measure.counters",
+    "deadline": "harness.testcase.deadline", "device": "harness.axes.device",
+    "differential": "harness.generated.differential", "dtypes": "harness.axes.dtypes",
+    "eager_share": "harness.measure.eager_share", "expectations": "harness.testcase.expectations",
+    "graphs": "harness.checks.graphs", "guards": "harness.measure.guards", "models": "harness.checks.models",
+    "opcheck": "harness.checks.opcheck", "programs": "harness.generated.programs", "repro": "harness.measure.repro",
+    "second_size": "harness.axes.second_size", "share_limit": "harness.measure.share_limit",
+    "smoke": "harness.testcase.smoke", "tiers": "harness.testcase.tiers", "variants": "harness.axes.variants",
+}
 
 __all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
+    if name in _SUBMODULES:
+        value = importlib.import_module(_SUBMODULES[name])
+    elif name in _MODULE_OF:
+        value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+    else:
         raise AttributeError(f"module 'harness' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -7,9 +7,10 @@ import os
 import shlex
 from pathlib import Path
 
-from harness.expectations import DEFAULT_FILE
+from harness.axes import registry
 from harness.report import eager_share, problems
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
+from harness.testcase.expectations import DEFAULT_FILE
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
 GENERATED_PREFIX = "test_generated_programs."
@@ -21,15 +22,15 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     parts = ["python", "run_tests.py"]
     if test.backend_spec:
         parts += ["--backend", test.backend_spec]
-    if test.variant != "static":
-        parts += ["--variants", test.variant]
-    if test.dtype != "float32":
-        parts += ["--dtypes", test.dtype]
+    run = run or {}
+    for axis in registry.beside_backend():
+        if test.axis(axis.name) != axis.first:
+            parts += [axis.option, test.axis(axis.name)]
     if expectations and Path(expectations).resolve() != _DEFAULT_EXPECTATIONS:
         parts += ["--expectations", expectations]
-    run = run or {}
-    if run.get("device", "cpu") != "cpu":
-        parts += ["--device", run["device"]]
+    for axis in registry.per_run():
+        if run.get(axis.record_key, axis.first) != axis.first:
+            parts += [axis.option, run[axis.record_key]]
     if run.get("max_eager_share") is not None:
         parts += ["--max-eager-share", f"{run['max_eager_share']:g}"]
     if run.get("tier", "default") != "default":

@@ -1,5 +1,5 @@
 """The eager share in the reports: per backend column, per test, and per operator of the
-sweep (harness/eager_share.py measures it; results.json keeps it per test)."""
+sweep (harness/measure/eager_share.py measures it; results.json keeps it per test)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from harness.axes import registry
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, RunResults, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
@@ -19,8 +20,8 @@ def _testcase(test: TestResult) -> ET.Element:
     module_class, _, method = test.id.rpartition(".")
     case = ET.Element("testcase", classname=_text(module_class), name=_text(method), time=f"{test.duration_s:.3f}")
     properties = ET.SubElement(case, "properties")
-    for name, value in [("outcome", test.outcome), ("backend", test.backend), ("variant", test.variant),
-                        ("dtype", test.dtype), ("scenario", test.scenario),
+    axes = [(axis.name, test.axis(axis.name)) for axis in registry.beside_backend()]
+    for name, value in [("outcome", test.outcome), ("backend", test.backend), *axes, ("scenario", test.scenario),
                         *sorted((test.metrics or {}).items()), ("expectation", test.expectation or "")]:
         ET.SubElement(properties, "property", name=_text(name), value=_text(value))
     if test.outcome in ("FAIL", "XPASS"):

@@ -15,7 +15,7 @@ the spec the run used), nothing of the suite, as long as the problem shows on a 
 
 It exits 1 while the problem shows and 0 once it does not; ``--backend SPEC`` runs it
 against another backend. The functions that rebuild graphs and inputs are copied from
-``harness/repro.py`` (read as text: this package does not import torch).
+``harness/measure/repro.py`` (read as text: this package does not import torch).
 """
 
 from __future__ import annotations
@@ -25,17 +25,18 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.axes import registry
 from harness.report.problems import Problem
 from harness.report.results import RunResults, TestResult, write_atomic
 
-_LIBRARY = Path(__file__).resolve().parents[1] / "repro.py"
+_LIBRARY = Path(__file__).resolve().parents[1] / "measure" / "repro.py"
 _COPIED = ("GLOBALS", "make_input", "build")
 SUITE_ROOT = Path(__file__).resolve().parents[2]
 _GRAPH_CHECKS = ("differ", "requires_grad", "raised", "Error")
 
 
 def _copied_source() -> str:
-    """harness/repro.py's functions that the repro file needs, as source text."""
+    """harness/measure/repro.py's functions that the repro file needs, as source text."""
     text = _LIBRARY.read_text(encoding="utf-8")
     tree = ast.parse(text)
     parts = []
@@ -77,8 +78,10 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
         "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT)],
         "SCENARIO": [module, family, method],
         "ENVIRONMENT": {**run.get("environment", {}),
-                        **({"DYNAMO_SUITE_VARIANTS": test.variant} if test.variant != "static" else {}),
-                        **({"DYNAMO_SUITE_DTYPES": test.dtype} if test.dtype != "float32" else {})},
+                        **{axis.env: test.axis(axis.name) for axis in registry.beside_backend()
+                           if test.axis(axis.name) != axis.first}},
+        # What the generated class's name has after the backend's (another backend's name may differ).
+        "CLASS_SUFFIX": registry.class_suffix(test.axes),
         "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
         "GRAPHS": graphs,
     }
@@ -209,16 +212,13 @@ def run_scenario(spec):
     module, family, method = SCENARIO
     env = dict(os.environ, DYNAMO_SUITE_BACKENDS=spec, **ENVIRONMENT)
     env["PYTHONPATH"] = os.pathsep.join(SEARCH_PATH + [env.get("PYTHONPATH", "")])
-    name = subprocess.run([sys.executable, "-c", "import sys; from harness.backends import resolve_backend; "
+    name = subprocess.run([sys.executable, "-c", "import sys; from harness.axes.backends import resolve_backend; "
                            "print(resolve_backend(sys.argv[1]).name)", spec],
                           env=env, cwd=SEARCH_PATH[1], capture_output=True, text=True)
     if name.returncode != 0:
         print(name.stderr.strip().splitlines()[-1:])
         return 1
-    variant = ENVIRONMENT.get("DYNAMO_SUITE_VARIANTS", "static")
-    dtype = ENVIRONMENT.get("DYNAMO_SUITE_DTYPES", "float32")
-    test_class = (f"{family}_{name.stdout.strip()}" + ("" if variant == "static" else f"_{variant}")
-                  + ("" if dtype == "float32" else f"_{dtype}"))
+    test_class = f"{family}_{name.stdout.strip()}{CLASS_SUFFIX}"
     # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
     node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
     has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0

@@ -6,12 +6,15 @@ changes meaning or disappears (adding a field does not change it).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from harness.axes import registry
 
 SCHEMA = "dynamo-aot-suite/results"
 SCHEMA_VERSION = 2
@@ -26,18 +29,17 @@ COLLATERAL = "COLLATERAL"
 # Outcomes after which a worker process may be left broken for the tests that follow.
 FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT", "CRASH"})
 OP_SWEEP_PREFIX = "test_op_sweep."  # scenario names of the operator sweep's tests
-BACKEND_INDEPENDENT = "-"  # the backend column of tests that run once, not per backend
+BACKEND_INDEPENDENT = registry.BACKEND_INDEPENDENT  # the backend column of tests that run once, not per backend
 
 
 class ResultsError(ValueError):
     """A results file that cannot be read; the message is one line."""
 
 
-def column_name(backend: str, variant: str = "static", dtype: str = "float32") -> str:
-    """A report column: ``backend[/variant][/dtype]``, leaving out the defaults."""
-    if backend == BACKEND_INDEPENDENT:
-        return backend
-    return "/".join([backend, *([variant] if variant != "static" else []), *([dtype] if dtype != "float32" else [])])
+def column_name(backend: str, **values: str) -> str:
+    """A report column: the backend, then each further axis's value unless it is the default
+    (``inductor/dynamic/bfloat16``)."""
+    return registry.column({registry.BACKEND.name: backend, **values})
 
 
 @dataclass
@@ -64,24 +66,45 @@ class TestResult:
     where: str = ""
     time_limit_s: float | None = None  # its own time limit (None: the run's timeout_s)
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
-    variant: str = "static"  # harness.variants: the configuration it ran under
-    dtype: str = "float32"  # harness.dtypes: torch's default dtype during the test
-    # harness.eager_share.summarize: the compute ops its compiled calls ran through PyTorch's
+    # Its value of each per-test axis beside the backend (harness.axes.registry): the variant it
+    # ran under, torch's default dtype during it... In results.json each is a field of its own.
+    axes: dict[str, str] = field(default_factory=dict)
+    # harness.measure.eager_share.summarize: the compute ops its compiled calls ran through PyTorch's
     # eager kernels, against the ops of the graphs themselves (None: nothing measured).
     eager_share: dict[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        # Only values other than an axis's default are kept, so a result read back from
+        # results.json equals the one written.
+        defaults = registry.defaults()
+        self.axes = {name: value for name, value in self.axes.items() if value != defaults.get(name)}
+
+    def axis(self, name: str) -> str:
+        """Its value of the axis ``name`` (the axis's default when it has none)."""
+        return self.axes.get(name) or registry.named(name).first
+
     @property
     def column(self) -> str:
-        """Its column in the reports: the backend, then the variant unless ``static`` and the
-        dtype unless ``float32`` (``inductor/dynamic/bfloat16``)."""
-        return column_name(self.backend, self.variant, self.dtype)
+        """Its column in the reports (``inductor/dynamic/bfloat16``)."""
+        return column_name(self.backend, **self.axes)
 
     @property
     def unexpected(self) -> bool:
         return self.outcome not in EXPECTED_OUTCOMES and self.outcome != COLLATERAL
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        fields = asdict(self)
+        fields.pop("axes")
+        axes = {axis.name: self.axis(axis.name) for axis in registry.beside_backend()}
+        # Where the axes' fields have always been: before the eager share.
+        eager = fields.pop("eager_share")
+        return {**fields, **axes, "eager_share": eager}
+
+    @classmethod
+    def from_json(cls, test: dict[str, Any]) -> "TestResult":
+        known = cls.__dataclass_fields__
+        axes = {axis.name: test[axis.name] for axis in registry.beside_backend() if axis.name in test}
+        return cls(**{key: value for key, value in test.items() if key in known and key != "axes"}, axes=axes)
 
 
 @dataclass
@@ -126,12 +149,13 @@ class RunResults:
         """Report columns: per backend in run order, its variants in run order and under each
         its dtypes (``inductor``, ``inductor/bfloat16``, ``inductor/dynamic``...);
         backend-independent last."""
-        variants = list(dict.fromkeys([*self.run.get("variants", []), *(test.variant for test in self.tests)]))
-        dtypes = list(dict.fromkeys([*self.run.get("dtypes", []), *(test.dtype for test in self.tests)]))
+        axes = registry.beside_backend()
+        orders = [list(dict.fromkeys([*self.run.get(axis.record_key, []), *(test.axis(axis.name) for test in self.tests)]))
+                  or [axis.first] for axis in axes]
         present = {test.column for test in self.tests}
         columns = [column for backend in self.backends() for column in
-                   dict.fromkeys(column_name(backend, variant, dtype)
-                                 for variant in variants or ["static"] for dtype in dtypes or ["float32"])]
+                   dict.fromkeys(column_name(backend, **{axis.name: value for axis, value in zip(axes, values)})
+                                 for values in itertools.product(*orders))]
         return [column for column in columns if column in present] or columns
 
     def to_json(self) -> dict[str, Any]:
@@ -154,10 +178,8 @@ def from_json(data: Any, source: str = "<results>") -> RunResults:
     if version not in READABLE_VERSIONS:
         raise ResultsError(f"{source}: results schema version {version}, this runner reads versions "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")
-    known = TestResult.__dataclass_fields__
     try:
-        tests = [TestResult(**{key: value for key, value in test.items() if key in known})
-                 for test in data["tests"]]
+        tests = [TestResult.from_json(test) for test in data["tests"]]
     except (KeyError, TypeError) as error:
         raise ResultsError(f"{source}: malformed test entry ({error})") from None
     for test in tests:

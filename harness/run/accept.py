@@ -19,7 +19,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import expectations
+from harness.axes import registry
+from harness.testcase import expectations
 from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult, write_atomic
 
 _REASON_LIMIT = 300
@@ -53,7 +54,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _new_entry(test: TestResult, torch_version: str, device_type: str = "cpu") -> str:
+def _new_entry(test: TestResult, torch_version: str, run: dict | None = None) -> str:
     status = "skip" if test.outcome in ("CRASH", "TIMEOUT") else "xfail"
     reason = f"observed {test.outcome}: {test.reason}"
     if len(reason) > _REASON_LIMIT:
@@ -61,12 +62,14 @@ def _new_entry(test: TestResult, torch_version: str, device_type: str = "cpu") -
     lines = ["[[expect]]", f"test = {_toml_string(test.scenario)}"]
     if test.backend != BACKEND_INDEPENDENT:
         lines.append(f"backend = {_toml_string(test.backend)}")
-    if test.variant != "static":
-        lines.append(f"variant = {_toml_string(test.variant)}")
-    if test.dtype != "float32":
-        lines.append(f"dtype = {_toml_string(test.dtype)}")
-    if device_type != "cpu":  # seen on that device only
-        lines.append(f"device = {_toml_string(device_type)}")
+    for axis in registry.beside_backend():
+        if test.axis(axis.name) != axis.first:
+            lines.append(f"{axis.name} = {_toml_string(test.axis(axis.name))}")
+    for axis in registry.per_run():  # seen with that value only (the device: its type)
+        value = str((run or {}).get(axis.record_key) or axis.first)
+        value = value.split(":")[0] if axis.by_type else value
+        if value != axis.first:
+            lines.append(f"{axis.name} = {_toml_string(value)}")
     if torch_range := _torch_range(torch_version):
         lines.append(f"torch = {_toml_string(torch_range)}")
     lines += [f"status = {_toml_string(status)}", f"reason = {_toml_string(reason)}"]
@@ -122,8 +125,7 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
         today = datetime.date.today().isoformat()
         blocks = [f"# Added by run_tests.py --accept on {today} (torch {torch_version}): observed, "
                   "not yet explained."]
-        device_type = str(results.run.get("device") or "cpu").split(":")[0]
-        blocks += [_new_entry(test, torch_version, device_type) for test in failing]
+        blocks += [_new_entry(test, torch_version, results.run) for test in failing]
         new_text = new_text.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
         changes.added = [f"{test.scenario} on {test.backend}: {test.outcome}" for test in failing]
     if new_text != text:

@@ -21,18 +21,19 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from harness import device, dtypes, share_limit, tiers, variants
+from harness.axes import device, registry
+from harness.axes.axis import AxisError
+from harness.measure import share_limit
 from harness.run import warmup
+from harness.testcase import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT_DIR = "reports"
 OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
 GENERATED_ENV = "DYNAMO_SUITE_GENERATED"  # read by test/dynamo/test_generated_programs.py
-BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"  # harness.backends.BACKENDS_ENV (which imports torch)
-DEFAULT_BACKENDS = "eager,aot_eager,inductor"  # harness.backends.DEFAULT_BACKENDS
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
 REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
-                     GENERATED_ENV, device.DEVICE_ENV, share_limit.MAX_ENV)
+                     GENERATED_ENV, *(axis.env for axis in registry.per_run()), share_limit.MAX_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -67,10 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="run_tests.py", description=DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     choose = parser.add_argument_group("what to run")
-    choose.add_argument("--backend", metavar="B1,B2",
-                        help="comma-separated backends: a name registered with torch (aot_eager), "
-                             "package.module:attr, or path/to/file.py:attr "
-                             f"(default: $DYNAMO_SUITE_BACKENDS, else {DEFAULT_BACKENDS})")
+    _add_axis_option(choose, registry.BACKEND)
     choose.add_argument("-k", dest="patterns", metavar="PATTERN", action="append", default=[],
                         help="run only matching tests (repeatable): a full test id selects exactly that "
                              "test, a glob (* ? [) must match the whole id, anything else is a substring; "
@@ -90,26 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
                              "as SKIP; 'smoke' selects a few tests that touch every contract clause "
-                             "(harness/smoke.py), under a tenth of the default tier (default: "
+                             "(harness/testcase/smoke.py), under a tenth of the default tier (default: "
                              "$DYNAMO_SUITE_TIER, else default)")
-    choose.add_argument("--variants", metavar="V1,V2",
-                        help="comma-separated configurations to run every scenario under: "
-                             f"{', '.join(variants.VARIANTS)} (harness/variants.py; default: "
-                             f"${variants.VARIANTS_ENV}, else static)")
-    choose.add_argument("--dtypes", metavar="D1,D2",
-                        help="comma-separated dtypes to run the numeric families (backend contract, Python "
-                             f"autograd, LSTM, op sweep, models) in: {', '.join(dtypes.DTYPES)} (harness/dtypes.py; "
-                             f"default: ${dtypes.DTYPES_ENV}, else float32; the other families run in float32 "
-                             "when it is selected)")
-    choose.add_argument("--device", metavar="DEVICE",
-                        help="the device every scenario creates its tensors and modules on, and compares with "
-                             "eager on: cpu, cuda, cuda:N, xpu, mps, or an out-of-tree device registered by a "
-                             f"module in DYNAMO_SUITE_IMPORTS (harness/device.py; default: ${device.DEVICE_ENV}, "
-                             "else cpu)")
+    for axis in registry.AXES[1:]:
+        _add_axis_option(choose, axis)
     choose.add_argument("--max-eager-share", metavar="F",
                         help="fail a test when one of its compiled calls ran more than this share of its graph's "
                              "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
-                             "(harness/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
+                             "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
                              "[[eager_share]] entries in the expectations file set it per backend or test)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
@@ -152,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run nothing: combine shard results (results.json files or report dirs) "
                           "into --report-dir")
     return parser
+
+
+def _add_axis_option(group: argparse._ArgumentGroup, axis) -> None:
+    metavar = axis.name.upper() if axis.per_run else f"{axis.name[0].upper()}1,{axis.name[0].upper()}2"
+    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar,
+                       help=f"{axis.help} (default: ${axis.env}, else {axis.default})")
 
 
 # ------------------------------------------------------------------------------------------
@@ -237,7 +229,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     _configure(args)
     if args.minify:
         return _minify(args, report_dir)
-    with warmup.inductor_toolchain(os.environ.get(BACKENDS_ENV) or DEFAULT_BACKENDS, enabled=not args.list):
+    with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
         collected = _collect()
         expectations_file = _check_expectations(args)
         torch_version, chosen = collected.torch_version, collected.backends
@@ -249,7 +241,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     shard_text = f"{shard[0]}/{shard[1]}" if shard else None
     if tiers.current() == "smoke":
-        from harness import smoke
+        from harness.testcase import smoke
 
         print(smoke.headline({test.scenario for test in tests}), file=out)
     where = "" if device.on_cpu() else f" on device {device.selected_name()}"
@@ -258,7 +250,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
           + (f", shard {shard_text}" if shard_text else ""), file=out, flush=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.monotonic()
-    # Where workers leave the graphs of failing tests, for the repro files (harness.repro).
+    # Where workers leave the graphs of failing tests, for the repro files (harness.measure.repro).
     capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
     os.environ[CAPTURE_ENV] = capture.name
     by_id = _run(tests, jobs, args, out)
@@ -277,9 +269,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "patterns": args.patterns,
             "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
             "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
-            "variants": [variant.name for variant in variants.selected_variants()],
-            "dtypes": list(dtypes.selected_dtypes()),
-            "device": device.selected_name(),
+            **{axis.record_key: registry.selected(axis)[0] if axis.per_run else list(registry.selected(axis))
+               for axis in registry.AXES[1:]},
             "max_eager_share": share_limit.limit_from_env(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
             "shard": shard_text,
@@ -313,34 +304,26 @@ def _minify(args: argparse.Namespace, report_dir: Path) -> int:
 def _configure(args: argparse.Namespace) -> None:
     """Hand the backends, the op sweep and the tier to the collecting process and the workers
     through the environment."""
-    if args.backend is not None:
-        os.environ[BACKENDS_ENV] = args.backend
+    for axis in registry.AXES:
+        given = getattr(args, f"axis_{axis.name}")
+        if given is not None:
+            os.environ[axis.env] = given
+        try:
+            registry.selected(axis)  # a device is checked further where torch is imported (collection)
+        except AxisError as error:
+            raise UsageError(f"{axis.option} / {error}")
     if args.op_sweep is not None:
         os.environ[OP_SWEEP_ENV] = args.op_sweep
     if args.tier is not None:
         os.environ[tiers.TIER_ENV] = args.tier
     if args.generated is not None:
         os.environ[GENERATED_ENV] = args.generated
-    if args.variants is not None:
-        os.environ[variants.VARIANTS_ENV] = args.variants
-    if args.dtypes is not None:
-        os.environ[dtypes.DTYPES_ENV] = args.dtypes
-    try:
-        dtypes.selected_dtypes()
-    except dtypes.DtypeError as error:
-        raise UsageError(f"--dtypes / {error}")
     if args.max_eager_share is not None:
         os.environ[share_limit.MAX_ENV] = args.max_eager_share
     try:
         share_limit.limit_from_env()
     except ValueError as error:
         raise UsageError(f"--max-eager-share / {share_limit.MAX_ENV}: {error}")
-    if args.device is not None:
-        os.environ[device.DEVICE_ENV] = args.device  # checked where torch is imported (collection)
-    try:
-        variants.selected_variants()
-    except variants.VariantError as error:
-        raise UsageError(f"--variants / {error}")
     try:
         tiers.current()
     except tiers.TierError as error:
@@ -358,7 +341,7 @@ def _check_expectations(args: argparse.Namespace) -> Path:
     """Load the expectations file once here, so a malformed one stops the run before any
     worker starts; hand it to the workers. (After collection: it needs packaging, whose
     absence the torch check explains better.)"""
-    from harness import expectations
+    from harness.testcase import expectations
 
     expectations_file = Path(args.expectations).resolve() if args.expectations else expectations.DEFAULT_FILE
     try:
@@ -384,7 +367,7 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
 
     smoke_tier = tiers.current() == "smoke"
     if smoke_tier:
-        from harness import smoke
+        from harness.testcase import smoke
 
         # A subset, not a skip list: the other tests are left out of the run and its reports.
         collected = [test for test in collected if test.scenario in smoke.SCENARIOS]

@@ -51,7 +51,8 @@ def check_torch() -> str:
 def collect_here() -> Collected:
     """Collect in this process (which then holds torch and every test module)."""
     torch_version = check_torch()
-    from harness import backends, device, tiers
+    from harness.axes import backends, device, registry
+    from harness.testcase import tiers
     from harness.run.engine import TestInfo, backend_of, pytest_nodeid
 
     try:
@@ -75,8 +76,8 @@ def collect_here() -> Collected:
             f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
         tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method), scenario=key,
                               backend=backend, backend_spec=spec, tier=tiers.tier_of(test),
-                              variant=getattr(getattr(cls, "variant", None), "name", "static"),
-                              dtype=getattr(cls, "dtype_name", "float32")))
+                              axes={name: value for name, value in getattr(cls, "axis_values", {}).items()
+                                    if name != registry.BACKEND.name}))
     return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests)
 
 

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -50,16 +50,15 @@ class TestInfo:
     scenario: str
     backend: str
     backend_spec: str
-    tier: str = "default"  # harness.tiers: the tier that runs it
-    variant: str = "static"  # harness.variants
-    dtype: str = "float32"  # harness.dtypes
+    tier: str = "default"  # harness.testcase.tiers: the tier that runs it
+    axes: dict[str, str] = field(default_factory=dict)  # per-test axes beside the backend (harness.axes.registry)
     timeout: float = 0.0  # its own time limit (harness.run.timeouts); 0: EngineOptions.timeout
 
     def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
         if outcome == "TIMEOUT" and self.timeout:
             reason += "; the limit comes from the test's recorded duration, --timeout S sets another"
         return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
-                          backend_spec=self.backend_spec, variant=self.variant, dtype=self.dtype, outcome=outcome, reason=reason,
+                          backend_spec=self.backend_spec, axes=self.axes, outcome=outcome, reason=reason,
                           time_limit_s=self.timeout or None, **fields)
 
 

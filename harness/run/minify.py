@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness import repro
+from harness.measure import repro
 from harness.report.problems import Problem
 from harness.report.repros import render
 from harness.report.results import TestResult, write_atomic

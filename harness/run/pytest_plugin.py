@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from harness.deadline import TEST_DEADLINE_ENV
+from harness.testcase.deadline import TEST_DEADLINE_ENV
 from harness.errors import innermost
 from harness.report.results import FAILED_OUTCOMES
 
@@ -41,7 +41,7 @@ START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log bef
 # (bench/bench.py reads them to tell the harness's overhead from the scenarios' time).
 TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"
 # A directory: when set, a worker writes there the graphs each unexpectedly failing test
-# handed its backend (harness.repro), for the run's standalone repro files.
+# handed its backend (harness.measure.repro), for the run's standalone repro files.
 CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"
 _REASON_LIMIT = 400
 _DETAILS_LIMIT = 8000
@@ -278,7 +278,7 @@ def expectation_allows_capture(testcase: Any) -> bool:
 
 def _capture_graphs(item: pytest.Item, testcase: Any) -> None:
     try:
-        from harness import repro
+        from harness.measure import repro
 
         repro.save(testcase, str(Path(os.environ[CAPTURE_ENV]) / f"{unittest_id(item)}.graphs"))
     except Exception as error:  # a repro is a convenience: never let it change the result

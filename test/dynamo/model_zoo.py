@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness import compat
-from harness.models import ModelSpec
+from harness.checks.models import ModelSpec
 
 VOCAB = 96
 SEQUENCE = 16

@@ -351,7 +351,7 @@ class _TruncWithParamAndGlobal(_TruncWithParam):
     def __init__(self):
         super().__init__()
         global _GLOBAL_TENSOR
-        _GLOBAL_TENSOR = _GLOBAL_TENSOR.to(torch.get_default_device())  # the run's device (harness/device.py)
+        _GLOBAL_TENSOR = _GLOBAL_TENSOR.to(torch.get_default_device())  # the run's device (harness/axes/device.py)
 
     def forward(self, a, b, e, f):
         a.trunc_()

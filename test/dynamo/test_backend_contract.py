@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from parameterized import parameterized
 
 from harness import BackendTestCase, device, dtypes, for_each_backend
-from harness.compare import (
+from harness.checks.compare import (
     assert_close,
     assert_same_aliasing,
     assert_same_autograd_metadata,

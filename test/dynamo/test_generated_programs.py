@@ -1,7 +1,7 @@
 """Generated programs, eager against the backend under test (differential testing).
 
-``GeneratedProgramTests`` has one test per seed: ``harness.programs.generate(seed)`` builds
-a small program of views, in-place writes and aliasing, ``harness.differential`` runs it
+``GeneratedProgramTests`` has one test per seed: ``harness.generated.programs.generate(seed)`` builds
+a small program of views, in-place writes and aliasing, ``harness.generated.differential`` runs it
 eagerly and compiled on identical inputs and compares everything observable. A program
 that disagrees is shrunk to the smallest program that still disagrees in the same check;
 the failure shows its source, which runs on its own.
@@ -25,9 +25,9 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 from harness import BackendTestCase, for_each_backend, tiers
-from harness.deadline import seconds_left
-from harness.differential import disagreement, headline, shrink
-from harness.programs import Program, generate, parse
+from harness.testcase.deadline import seconds_left
+from harness.generated.differential import disagreement, headline, shrink
+from harness.generated.programs import Program, generate, parse
 
 BUDGET_ENV = "DYNAMO_SUITE_GENERATED"
 DEFAULT_BUDGET = 16

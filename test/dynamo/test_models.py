@@ -1,7 +1,7 @@
 """Real architectures through the backend: each model of ``model_zoo.MODELS`` evaluated
 (eval mode, no_grad) and trained (train mode, seeded dropout, forward, loss and backward
 compiled, the SGD step eager, twice), compiled vs eager, judged against float64 the way
-PyTorch's accuracy runs judge them (``harness.models``, ``harness.accuracy``).
+PyTorch's accuracy runs judge them (``harness.checks.models``, ``harness.checks.accuracy``).
 
 These reach what the small scenarios do not: scaled_dot_product_attention, group_norm,
 interpolation, transposed convolution, BatchNorm's running statistics written back as
@@ -11,7 +11,7 @@ buffer mutations, and graphs of hundreds of nodes.
 from __future__ import annotations
 
 from harness import BackendTestCase, dtypes, for_each_backend, tiers, variants
-from harness.models import ModelSpec, check_eval, check_train, missing_library
+from harness.checks.models import ModelSpec, check_eval, check_train, missing_library
 from test.dynamo.model_zoo import MODELS
 
 

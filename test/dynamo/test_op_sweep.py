@@ -1,5 +1,5 @@
 """Every operator in PyTorch's OpInfo database, eager vs compiled by the backend under test
-(CPU, float32, the op's own sample inputs), with ``harness.opcheck.op_check``.
+(CPU, float32, the op's own sample inputs), with ``harness.checks.opcheck.op_check``.
 
 Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 * ``quick`` (default): the ops in QUICK_TIER, a spread over the op categories, first
@@ -18,7 +18,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, device, dtypes, for_each_backend, variants
-from harness.opcheck import op_check, random_op_check
+from harness.checks.opcheck import op_check, random_op_check
 
 SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
 TIERS = ("quick", "full", "none")

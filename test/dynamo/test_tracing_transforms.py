@@ -14,7 +14,7 @@ Two kinds of families pin these behaviours:
 * once (plain ``DynamoTestCase``): the graphs and signatures AOTAutograd's own entry points
   produce (``aot_function``, ``aot_module_simplified``, ``aot_export_module``,
   ``aot_export_joint_simple``), read with recording compilers. Graph text is compared with
-  expecttest after ``harness.graphs.graph_text`` renamed the values (``EXPECTTEST_ACCEPT=1``
+  expecttest after ``harness.checks.graphs.graph_text`` renamed the values (``EXPECTTEST_ACCEPT=1``
   rewrites the expectations in place).
 """
 
@@ -29,9 +29,9 @@ import torch.nn.functional as F
 from parameterized import parameterized
 
 from harness import compat
-from harness.case import BackendTestCase, DynamoTestCase, for_each_backend
-from harness.compare import assert_close
-from harness.graphs import GraphRecorder, graph_text, in_place_nodes, outputs, placeholders, writes_into_inputs
+from harness.testcase.base import BackendTestCase, DynamoTestCase, for_each_backend
+from harness.checks.compare import assert_close
+from harness.checks.graphs import GraphRecorder, graph_text, in_place_nodes, outputs, placeholders, writes_into_inputs
 
 LEAF_IN_PLACE = r"a leaf Variable that requires grad is being used in an in-place operation"
 NOT_A_TUPLE = r"Graph output must be a \(\)"

@@ -22,7 +22,7 @@ import torch.utils._pytree as pytree
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
-# Far outside every tolerance in harness.compare (the loosest, bfloat16, is 1.6e-2 relative
+# Far outside every tolerance in harness.checks.compare (the loosest, bfloat16, is 1.6e-2 relative
 # plus 1e-2 absolute), yet small enough to leave the values plausible at a glance.
 _NUDGE = 5e-2
 
@@ -584,7 +584,7 @@ aten.{HANGING_OP} never returns (a compiler stuck in a loop on one operator); ev
 graph compiles as aot_eager's would."""
 
 
-# -- faults on one axis only (harness/variants.py): right under ``static``, wrong under the
+# -- faults on one axis only (harness/axes/variants.py): right under ``static``, wrong under the
 # variant that gives the backend what it mishandles.
 
 
@@ -625,7 +625,7 @@ def wrong_compiled_autograd_backward(gm: torch.fx.GraphModule, example_inputs: l
 
 
 def forgets_to_cast_back_half(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-    """Breaks: *outputs keep eager's dtypes in half precision* (harness/dtypes.py). A graph
+    """Breaks: *outputs keep eager's dtypes in half precision* (harness/axes/dtypes.py). A graph
     with a bfloat16 or float16 input is computed in float32, as accelerator compilers do for
     accuracy, and its floating outputs are returned as float32: the cast back to the input's
     precision is forgotten. Graphs without half inputs compile as aot_eager's."""
@@ -640,7 +640,7 @@ def forgets_to_cast_back_half(gm: torch.fx.GraphModule, example_inputs: list[Any
     return run
 
 
-# -- silent eager fallback (harness/eager_share.py): every result is right, so only the
+# -- silent eager fallback (harness/measure/eager_share.py): every result is right, so only the
 # eager share shows that the backend's own runtime did not run the graph. Where they do
 # compile, they compile with inductor.
 

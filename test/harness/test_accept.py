@@ -6,7 +6,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import expectations
+from harness.testcase import expectations
 from harness.run.accept import accept
 from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
 
@@ -86,10 +86,10 @@ class AcceptTests(unittest.TestCase):
         self.assertEqual(set(added), {"test_x.Family.test_new_failure", "test_x.Family.test_new_crash",
                                       "test_x.Family.test_machinery"})
         failure = added["test_x.Family.test_new_failure"]
-        self.assertEqual((failure.backend, failure.torch, failure.status), ("inductor", "==2.13.*", "xfail"))
+        self.assertEqual((failure.pattern("backend"), failure.torch, failure.status), ("inductor", "==2.13.*", "xfail"))
         self.assertEqual(failure.reason, 'observed FAIL: AssertionError: "quoted" \\ value')
         self.assertEqual(added["test_x.Family.test_new_crash"].status, "skip")
-        self.assertEqual(added["test_x.Family.test_machinery"].backend, "*")
+        self.assertEqual(added["test_x.Family.test_machinery"].pattern("backend"), "*")
 
     def test_accepted_file_makes_the_same_results_expected(self):
         failing = test_result("test_new_failure", "FAIL", reason="AssertionError")
@@ -98,9 +98,11 @@ class AcceptTests(unittest.TestCase):
         from packaging.version import Version
 
         chosen = expectations.decide(
-            expectations.candidates(failing.scenario, failing.backend, Version("2.13.0"), entries), lambda: True)
+            expectations.candidates(failing.scenario, Version("2.13.0"), {"backend": failing.backend}, entries),
+            lambda: True)
         self.assertEqual(chosen.status, "xfail")
-        self.assertEqual(expectations.candidates(failing.scenario, failing.backend, Version("2.14.0"), entries), [])
+        self.assertEqual(expectations.candidates(failing.scenario, Version("2.14.0"), {"backend": failing.backend}, entries),
+                         [])
 
     def test_nothing_to_do_leaves_the_file_untouched(self):
         changes = self.run_accept(test_result("test_fine", "PASS"))

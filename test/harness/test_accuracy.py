@@ -1,4 +1,4 @@
-"""harness.accuracy (the float64-relative judgement) and harness.models' skip reason."""
+"""harness.checks.accuracy (the float64-relative judgement) and harness.checks.models' skip reason."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import unittest
 
 import torch
 
-from harness.accuracy import assert_accurate, compare, no_worse_than_eager
-from harness.models import ModelSpec, missing_library
+from harness.checks.accuracy import assert_accurate, compare, no_worse_than_eager
+from harness.checks.models import ModelSpec, missing_library
 
 
 def _three_ways(fn, *shape):

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import torch
 
-from harness import backends, compat
-from harness.backends import BackendSpecError, probe_backend, register_backend, resolve_backend, resolve_backends
+from harness import compat
+from harness.axes import backends
+from harness.axes.backends import BackendSpecError, probe_backend, register_backend, resolve_backend, resolve_backends
 from test.harness import faulty_backends
 
 _FILE_BACKEND = textwrap.dedent(

@@ -11,9 +11,10 @@ from unittest import mock
 
 import torch
 
-from harness import backends, expectations
-from harness.case import BackendTestCase, DynamoTestCase, for_each_backend
-from harness.expectations import Expectation
+from harness.axes import backends
+from harness.testcase import expectations
+from harness.testcase.base import BackendTestCase, DynamoTestCase, for_each_backend
+from harness.testcase.expectations import Expectation
 
 _module_numbers = itertools.count()
 
@@ -43,7 +44,7 @@ class _GenerationTestBase(unittest.TestCase):
 
     def expect(self, method: str, status: str = "xfail", **fields) -> Expectation:
         key_module = self.module.__name__.rsplit(".", 1)[-1]
-        entry = Expectation(test=f"{key_module}.Family.{method}", status=status,
+        entry = Expectation.of(test=f"{key_module}.Family.{method}", status=status,
                             reason=fields.pop("reason", "known"), source="selftest.toml:1", **fields)
         self.entries.append(entry)
         return entry

@@ -6,7 +6,7 @@ import unittest
 
 import torch
 
-from harness.compare import assert_close, assert_same_outputs_and_grads, clone_input, rand_strided, tolerance
+from harness.checks.compare import assert_close, assert_same_outputs_and_grads, clone_input, rand_strided, tolerance
 
 
 class AssertCloseTests(unittest.TestCase):

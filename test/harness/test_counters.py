@@ -6,8 +6,8 @@ import unittest
 
 import torch
 
-from harness.backends import resolve_backend
-from harness.counters import CompileCounter, CompileCounterWithBackend, count_ops
+from harness.axes.backends import resolve_backend
+from harness.measure.counters import CompileCounter, CompileCounterWithBackend, count_ops
 
 
 def _two_frames(x):

@@ -1,4 +1,4 @@
-"""harness/dtypes.py: the dtype axis of the numeric families (issue 19)."""
+"""harness/axes/dtypes.py: the dtype axis of the numeric families (issue 19)."""
 
 from __future__ import annotations
 
@@ -9,35 +9,36 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import dtypes
+from harness.axes import dtypes, registry
+from harness.axes.axis import AxisError
 from harness.report.results import column_name
+
+DTYPES_ENV = registry.DTYPE.env
 from test.harness.cli import run_cli
 
 
 class SelectionTests(unittest.TestCase):
     def test_float32_by_default(self):
-        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: ""}):
-            self.assertEqual(dtypes.selected_dtypes(), ("float32",))
+        with mock.patch.dict(os.environ, {DTYPES_ENV: ""}):
+            self.assertEqual(registry.selected(registry.DTYPE), ("float32",))
 
     def test_an_unknown_name_says_which_exist(self):
-        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float32,bf16"}):
-            with self.assertRaisesRegex(dtypes.DtypeError, r"unknown dtype bf16; choose from float32, bfloat16, float16"):
-                dtypes.selected_dtypes()
+        with mock.patch.dict(os.environ, {DTYPES_ENV: "float32,bf16"}):
+            with self.assertRaisesRegex(AxisError, r"unknown dtype bf16; choose from float32, bfloat16, float16"):
+                registry.selected(registry.DTYPE)
 
     def test_only_numeric_families_get_half_copies(self):
         numeric = dtypes.numeric(type("Numeric", (), {}))
         plain = type("Plain", (), {})
-        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float32,bfloat16"}):
-            self.assertEqual(dtypes.dtypes_for(numeric), ("float32", "bfloat16"))
-            self.assertEqual(dtypes.dtypes_for(plain), ("float32",))
-        with mock.patch.dict(os.environ, {dtypes.DTYPES_ENV: "float16"}):
-            self.assertEqual(dtypes.dtypes_for(plain), ())
+        self.assertEqual(dtypes.BEHAVIOUR.values_for(numeric, ("float32", "bfloat16")), ("float32", "bfloat16"))
+        self.assertEqual(dtypes.BEHAVIOUR.values_for(plain, ("float32", "bfloat16")), ("float32",))
+        self.assertEqual(dtypes.BEHAVIOUR.values_for(plain, ("float16",)), ())
 
     def test_report_columns_leave_out_the_defaults(self):
         self.assertEqual(column_name("inductor"), "inductor")
-        self.assertEqual(column_name("inductor", "static", "bfloat16"), "inductor/bfloat16")
-        self.assertEqual(column_name("inductor", "dynamic", "float16"), "inductor/dynamic/float16")
-        self.assertEqual(column_name("-", "dynamic", "float16"), "-")
+        self.assertEqual(column_name("inductor", variant="static", dtype="bfloat16"), "inductor/bfloat16")
+        self.assertEqual(column_name("inductor", variant="dynamic", dtype="float16"), "inductor/dynamic/float16")
+        self.assertEqual(column_name("-", variant="dynamic", dtype="float16"), "-")
 
 
 class RunnerTests(unittest.TestCase):

@@ -1,4 +1,4 @@
-"""harness/eager_share.py: what counts, that measuring changes nothing, and the limit."""
+"""harness/measure/eager_share.py: what counts, that measuring changes nothing, and the limit."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from unittest import mock
 
 import torch
 
-from harness import eager_share, expectations, share_limit
-from harness.counters import CompileCounterWithBackend
+from harness.measure import eager_share, share_limit
+from harness.testcase import expectations
+from harness.measure.counters import CompileCounterWithBackend
 from test.harness.cli import run_cli
 
 
@@ -208,7 +209,7 @@ class LimitTests(unittest.TestCase):
     def test_eager_share_entries_are_checked_on_load(self):
         text = '[[eager_share]]\nbackend = "mine"\nmax = 0.1\nreason = "own runtime"\n'
         [limit] = expectations.parse_share_limits(text, "e.toml")
-        self.assertEqual((limit.test, limit.backend, limit.max, limit.source), ("*", "mine", 0.1, "e.toml:1"))
+        self.assertEqual((limit.test, limit.pattern("backend"), limit.max, limit.source), ("*", "mine", 0.1, "e.toml:1"))
         with self.assertRaisesRegex(expectations.ExpectationError, r"^e\.toml:3: max 2 is outside 0\.\.1"):
             expectations.parse_share_limits(text.replace("0.1", "2"), "e.toml")
         with self.assertRaisesRegex(expectations.ExpectationError, r"^e\.toml:2: unknown key 'status'"):

@@ -16,6 +16,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from harness.axes import registry
 from test.harness.cli import read_results, run_cli
 
 FAULTY = "test.harness.faulty_backends"
@@ -52,8 +53,7 @@ def _backend_spec(name: str) -> str:
 
 
 def _id_glob(scenario: str, backend: str, variant: str) -> str:
-    module, family, test = scenario.split(".", 2)
-    return f"test.dynamo.{module}.{family}_{backend}{'' if variant == 'static' else '_' + variant}.{test}"
+    return registry.test_id(scenario, backend=backend, variant=variant)
 
 
 class EagerShareFaultsTests(unittest.TestCase):

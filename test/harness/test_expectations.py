@@ -12,8 +12,8 @@ from unittest import mock
 
 from packaging.version import Version
 
-from harness import expectations
-from harness.expectations import Expectation, ExpectationError, candidates, decide, parse
+from harness.testcase import expectations
+from harness.testcase.expectations import Expectation, ExpectationError, candidates, decide, parse
 
 FILE = "exp.toml"
 
@@ -59,12 +59,12 @@ class ParseTests(unittest.TestCase):
             Expectation(test="test_aot_autograd.LSTMTests.*", status="xfail", reason="rnn under grad",
                         torch=">=2.9,<2.14", source=f"{FILE}:2"),
         )
-        self.assertEqual((second.backend, second.aot_autograd, second.status), ("inductor", True, "skip"))
+        self.assertEqual((second.pattern("backend"), second.aot_autograd, second.status), ("inductor", True, "skip"))
         self.assertEqual(second.source, f"{FILE}:8")
 
     def test_defaults(self):
         (entry,) = parse(_entry(), FILE)
-        self.assertEqual((entry.backend, entry.torch, entry.aot_autograd), ("*", "", None))
+        self.assertEqual((entry.pattern("backend"), entry.torch, entry.aot_autograd), ("*", "", None))
 
     def test_empty_file(self):
         self.assertEqual(parse("# nothing yet\n", FILE), [])
@@ -110,32 +110,32 @@ class MatchTests(unittest.TestCase):
     def entry(self, **fields) -> Expectation:
         fields.setdefault("test", "test_mod.Family.test_*")
         fields.setdefault("reason", "r")
-        return Expectation(status="xfail", **fields)
+        return Expectation.of(status="xfail", **fields)
 
     def test_test_glob(self):
         entry = self.entry()
-        self.assertTrue(entry.applies_to("test_mod.Family.test_one", "eager", self.V213))
-        self.assertFalse(entry.applies_to("test_mod.Other.test_one", "eager", self.V213))
+        self.assertTrue(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "eager"}))
+        self.assertFalse(entry.applies_to("test_mod.Other.test_one", self.V213, {"backend": "eager"}))
         # Case matters: ids are case-sensitive everywhere else too.
-        self.assertFalse(entry.applies_to("test_mod.family.test_one", "eager", self.V213))
+        self.assertFalse(entry.applies_to("test_mod.family.test_one", self.V213, {"backend": "eager"}))
 
     def test_backend_glob(self):
         entry = self.entry(backend="aot_*")
-        self.assertTrue(entry.applies_to("test_mod.Family.test_one", "aot_eager", self.V213))
-        self.assertFalse(entry.applies_to("test_mod.Family.test_one", "inductor", self.V213))
-        self.assertFalse(entry.applies_to("test_mod.Family.test_one", None, self.V213))
-        self.assertTrue(self.entry().applies_to("test_mod.Family.test_one", None, self.V213))
+        self.assertTrue(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "aot_eager"}))
+        self.assertFalse(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "inductor"}))
+        self.assertFalse(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": None}))
+        self.assertTrue(self.entry().applies_to("test_mod.Family.test_one", self.V213, {"backend": None}))
 
     def test_torch_specifier(self):
         entry = self.entry(torch=">=2.9,<2.14")
-        self.assertTrue(entry.applies_to("test_mod.Family.test_one", "eager", self.V213))
-        self.assertFalse(entry.applies_to("test_mod.Family.test_one", "eager", Version("2.14.1")))
+        self.assertTrue(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "eager"}))
+        self.assertFalse(entry.applies_to("test_mod.Family.test_one", Version("2.14.1"), {"backend": "eager"}))
         # Nightlies are pre-releases and must still match a plain range.
-        self.assertTrue(entry.applies_to("test_mod.Family.test_one", "eager", Version("2.13.0.dev20250101")))
+        self.assertTrue(entry.applies_to("test_mod.Family.test_one", Version("2.13.0.dev20250101"), {"backend": "eager"}))
 
     def test_candidates_keep_file_order(self):
         entries = [self.entry(backend="inductor"), self.entry(reason="second"), self.entry(reason="third")]
-        found = candidates("test_mod.Family.test_one", "eager", self.V213, entries)
+        found = candidates("test_mod.Family.test_one", self.V213, {"backend": "eager"}, entries)
         self.assertEqual([e.reason for e in found], ["second", "third"])
 
     def test_decide_probes_only_when_an_entry_needs_it(self):
@@ -182,7 +182,7 @@ class ShippedExpectationsTests(unittest.TestCase):
     def test_quick_sweep_ops_have_no_entries(self):
         # The tiers share test ids: an op listed for the full tier and also in the quick tier
         # could pass its two quick samples and XPASS.
-        from harness.backends import DEFAULT_BACKENDS
+        from harness.axes.backends import DEFAULT_BACKENDS
         from test.dynamo.test_op_sweep import QUICK_TIER
 
         entries = expectations.load(expectations.DEFAULT_FILE)
@@ -191,4 +191,4 @@ class ShippedExpectationsTests(unittest.TestCase):
             for backend in DEFAULT_BACKENDS:
                 for version in ("2.9.1", "2.13.0", "2.14.1"):
                     with self.subTest(op=op, backend=backend, torch=version):
-                        self.assertEqual(candidates(key, backend, Version(version), entries), [])
+                        self.assertEqual(candidates(key, Version(version), {"backend": backend}, entries), [])

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.backends import probe_backend, resolve_backend
-from harness.case import BackendTestCase
-from harness.compare import assert_close
+from harness.axes import registry
+from harness.axes.backends import probe_backend, resolve_backend
+from harness.checks.compare import assert_close
+from harness.testcase.base import BackendTestCase
 from test.harness.cli import read_results, run_cli
 from test.harness.faulty_backends import drops_input_mutations, wrong_values
 
@@ -107,8 +108,7 @@ _EXPECTED = ("PASS", "XFAIL", "SKIP")
 
 
 def _id_glob(scenario_glob: str, backend: str) -> str:
-    module, family, test = scenario_glob.split(".", 2)
-    return f"test.dynamo.{module}.{family}_{backend}.{test}"
+    return registry.test_id(scenario_glob, backend=backend)
 
 
 def _bump(x):

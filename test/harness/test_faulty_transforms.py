@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 import test.dynamo.test_tracing_transforms as transforms
-from harness.case import BackendTestCase, DynamoTestCase
+from harness.testcase.base import BackendTestCase, DynamoTestCase
 from test.harness.cli import read_results, run_cli
 from test.harness.faulty_transforms import FAULT_ENV, PATCHES
 

@@ -1,5 +1,5 @@
-"""The program generator (harness.programs), the differential check and the shrinker
-(harness.differential): seeded, valid in eager, able to fail, and small when they fail.
+"""The program generator (harness.generated.programs), the differential check and the shrinker
+(harness.generated.differential): seeded, valid in eager, able to fail, and small when they fail.
 
 The last test is the self-test of the scenario family: the faulty backends whose faults a
 program of views, writes and aliasing can show are each found by the default budget of
@@ -15,8 +15,8 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness import programs
-from harness.differential import check_of, disagreement, shrink
+from harness.generated import programs
+from harness.generated.differential import check_of, disagreement, shrink
 from test.dynamo.test_generated_programs import DEFAULT_BUDGET
 from test.harness import faulty_backends
 from test.harness.cli import read_results, run_cli

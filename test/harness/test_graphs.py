@@ -1,4 +1,4 @@
-"""harness.graphs: the renamed graph text and the graph queries the transform scenarios use."""
+"""harness.checks.graphs: the renamed graph text and the graph queries the transform scenarios use."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import unittest
 import torch
 import torch.fx
 
-from harness.graphs import GraphRecorder, graph_text, in_place_nodes, outputs, placeholders, writes_into_inputs
+from harness.checks.graphs import GraphRecorder, graph_text, in_place_nodes, outputs, placeholders, writes_into_inputs
 
 
 def _graph(build) -> torch.fx.GraphModule:

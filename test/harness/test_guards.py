@@ -7,9 +7,9 @@ from unittest import mock
 
 import torch
 
-from harness import expectations
-from harness.case import DynamoTestCase
-from harness.guards import GuardFailureRecorder, normalize_guard_reason
+from harness.testcase import expectations
+from harness.testcase.base import DynamoTestCase
+from harness.measure.guards import GuardFailureRecorder, normalize_guard_reason
 
 
 def _add(x, y):

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from harness.counters import CompileCounter
+from harness.measure.counters import CompileCounter
 from harness.run import minify
 from test.harness.cli import run_cli
 from test.harness.faulty_backends import wrong_attention

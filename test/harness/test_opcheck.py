@@ -1,4 +1,4 @@
-"""harness.opcheck.op_check: passes correct backends, names what a faulty one got wrong."""
+"""harness.checks.opcheck.op_check: passes correct backends, names what a faulty one got wrong."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import unittest
 import torch
 
 from harness import compat
-from harness.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
+from harness.checks.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
 from test.harness.faulty_backends import (
     keeps_its_own_generator, memoizes_on_shapes, replays_random_draws, wrong_gradients, wrong_values)
 

@@ -1,4 +1,4 @@
-"""The smoke tier (``harness.smoke``), checked without running a scenario: its tests exist in
+"""The smoke tier (``harness.testcase.smoke``), checked without running a scenario: its tests exist in
 the default tier and are at most a tenth of it, each fault the self-tests know has a smoke
 test among those that must catch it, and each scenario family is either run or left to the
 default tier on purpose.
@@ -15,7 +15,7 @@ import os
 import unittest
 from unittest import mock
 
-from harness import smoke
+from harness.testcase import smoke
 from harness.run.collection import collect
 from test.harness import (faulty_backends, test_eager_share_faults, test_faulty_backends, test_faulty_models,
                           test_faulty_transforms, test_variant_faults)

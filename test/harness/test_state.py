@@ -11,8 +11,9 @@ from unittest import mock
 import torch
 import torch._dynamo.config
 
-from harness import expectations, state
-from harness.case import DynamoTestCase
+from harness import state
+from harness.testcase import expectations
+from harness.testcase.base import DynamoTestCase
 
 
 def _run(case_class: type, *names: str) -> unittest.TestResult:

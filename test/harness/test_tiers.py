@@ -9,8 +9,8 @@ from unittest import mock
 
 import torch
 
-from harness import tiers
-from harness.case import BackendTestCase
+from harness.testcase import tiers
+from harness.testcase.base import BackendTestCase
 from test.harness.cli import read_results, run_cli
 from test.harness.test_case import _GenerationTestBase
 from test.harness.test_runner import TempDirTestCase

@@ -2,7 +2,7 @@
 self-test).
 
 A faulty backend of test/harness/faulty_backends.py that is right under ``static``/float32
-and wrong only with what a variant (harness/variants.py) or a dtype (harness/dtypes.py) gives
+and wrong only with what a variant (harness/axes/variants.py) or a dtype (harness/axes/dtypes.py) gives
 it must fail those scenarios there, pass the same scenarios under static/float32, and
 aot_eager must pass them there.
 """
@@ -15,6 +15,7 @@ import tempfile
 import unittest
 from dataclasses import dataclass
 
+from harness.axes import registry
 from test.harness.cli import read_results, run_cli
 
 FAULTY_MODULE = "test.harness.faulty_backends"
@@ -57,9 +58,7 @@ CONTROL = "aot_eager"
 
 
 def _id_glob(scenario_glob: str, backend: str, variant: str, dtype: str = "float32") -> str:
-    module, family, test = scenario_glob.split(".", 2)
-    suffix = ("" if variant == "static" else f"_{variant}") + ("" if dtype == "float32" else f"_{dtype}")
-    return f"test.dynamo.{module}.{family}_{backend}{suffix}.{test}"
+    return registry.test_id(scenario_glob, backend=backend, variant=variant, dtype=dtype)
 
 
 class VariantFaultsTests(unittest.TestCase):

@@ -1,4 +1,4 @@
-"""harness/variants.py: the variant axis beside the backend axis (issue 19, in progress)."""
+"""harness/axes/variants.py: the variant axis beside the backend axis (harness/axes/registry.py)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,29 @@ import sys
 import unittest
 from unittest import mock
 
-from harness import variants
+from harness.axes import registry, variants
+from harness.axes.axis import AxisError
+
+VARIANTS_ENV = registry.VARIANT.env
 
 
 class SelectionTests(unittest.TestCase):
     def test_static_by_default(self):
-        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: ""}):
-            self.assertEqual([v.name for v in variants.selected_variants()], ["static"])
+        with mock.patch.dict(os.environ, {VARIANTS_ENV: ""}):
+            self.assertEqual(registry.selected(registry.VARIANT), ("static",))
 
     def test_a_list_in_order_without_repeats(self):
-        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: "dynamic, static,dynamic"}):
-            self.assertEqual([v.name for v in variants.selected_variants()], ["dynamic", "static"])
+        with mock.patch.dict(os.environ, {VARIANTS_ENV: "dynamic, static,dynamic"}):
+            self.assertEqual(registry.selected(registry.VARIANT), ("dynamic", "static"))
 
     def test_an_unknown_name_says_which_exist(self):
-        with mock.patch.dict(os.environ, {variants.VARIANTS_ENV: "static,dynamc"}):
-            with self.assertRaisesRegex(variants.VariantError, r"unknown variant dynamc; choose from static, dynamic"):
-                variants.selected_variants()
+        with mock.patch.dict(os.environ, {VARIANTS_ENV: "static,dynamc"}):
+            with self.assertRaisesRegex(AxisError, r"unknown variant dynamc; choose from static, dynamic"):
+                registry.selected(registry.VARIANT)
 
     def test_only_static_keeps_the_plain_class_name(self):
-        self.assertEqual(variants.VARIANTS["static"].suffix, "")
-        self.assertEqual(variants.VARIANTS["dynamic"].suffix, "_dynamic")
+        self.assertEqual(registry.class_suffix({"backend": "eager", "variant": "static"}), "_eager")
+        self.assertEqual(registry.class_suffix({"backend": "eager", "variant": "dynamic"}), "_eager_dynamic")
 
 
 # A family whose test reports the Dynamo setting the variant patches.
@@ -47,7 +50,7 @@ unittest.main(argv=["probe"], exit=True)
 
 class GenerationTests(unittest.TestCase):
     def test_one_class_per_backend_and_variant_with_the_variant_patched_only_inside(self):
-        env = {**os.environ, "DYNAMO_SUITE_BACKENDS": "eager", variants.VARIANTS_ENV: "static,dynamic"}
+        env = {**os.environ, "DYNAMO_SUITE_BACKENDS": "eager", VARIANTS_ENV: "static,dynamic"}
         done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(done.returncode, 0, done.stderr[-3000:])
         self.assertIn("ProbeTests_eager.test_setting True", done.stderr)
@@ -90,11 +93,12 @@ class RunnerTests(unittest.TestCase):
 
 
 class SecondSizeTests(unittest.TestCase):
-    """harness/second_size.py on graphs captured with sizes symbolic from the start."""
+    """harness/axes/second_size.py on graphs captured with sizes symbolic from the start."""
 
     def capture(self, fn, *args):
         import torch
-        from harness import compat, second_size
+        from harness import compat
+        from harness.axes import second_size
 
         kept = []
 

@@ -16,7 +16,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.backends import DEFAULT_BACKENDS
+from harness.axes.backends import DEFAULT_BACKENDS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml"))

@@ -4,7 +4,7 @@
   times a day (``python run_tests.py``).
 * ``nightly``: adds the stress scenarios, each of which takes tens of seconds or more (a
   full-length unrolled LSTM, a hundred mutated overlapping views); for nightly CI.
-* ``smoke``: a subset of the default tier, one test per contract clause (``harness.smoke``);
+* ``smoke``: a subset of the default tier, one test per contract clause (``harness.testcase.smoke``);
   ``run_tests.py`` selects only those, and under plain unittest it runs the default tier.
 
 Chosen by ``DYNAMO_SUITE_TIER`` (``run_tests.py --tier``). A stress scenario outside its

@@ -16,10 +16,12 @@ import functools
 import os
 from typing import Any, Callable, TypeVar
 
+from harness.axes import axis
+from harness.axes.registry import DEVICE
+
 T = TypeVar("T")
-DEVICE_ENV = "DYNAMO_SUITE_DEVICE"
+DEVICE_ENV = DEVICE.env
 CPU = "cpu"
-_CPU_ONLY = "__cpu_only_reason__"
 
 
 class DeviceError(ValueError):
@@ -80,20 +82,21 @@ def cpu_only(reason: str) -> Callable[[T], T]:
     SKIP with ``reason``."""
     if not reason.strip():
         raise DeviceError("cpu_only needs a reason")
-
-    def mark(target: T) -> T:
-        setattr(target, _CPU_ONLY, reason)
-        return target
-
-    return mark
+    return axis.opt_out(DEVICE.name, f"!{CPU}", f"runs on the CPU only: {reason}")
 
 
-def cpu_only_reason(testcase_class: type, test_method: Any) -> str | None:
-    for holder in (test_method, testcase_class):
-        reason = getattr(holder, _CPU_ONLY, None)
-        if reason:
-            return reason
-    return None
+class _DeviceBehaviour(axis.Behaviour):
+    def set_up(self, test: Any, value: str) -> None:
+        if chosen():
+            # What the scenario creates, its eager reference included, is on the run's device;
+            # left before the state is compared (cleanups run last in, first out). Entered for
+            # an explicit cpu too, which is how the CPU-only self-test exercises this path.
+            import torch
+
+            test.enter_context(torch.device(value))
+
+
+BEHAVIOUR = _DeviceBehaviour()
 
 
 def _first_line(error: BaseException) -> str:

@@ -1,5 +1,5 @@
 """Real models through the backend: evaluation and a training step, eager vs compiled,
-judged against a float64 run (``harness.accuracy``).
+judged against a float64 run (``harness.checks.accuracy``).
 
 A ``ModelSpec`` says how to build a model with random weights and a small configuration,
 how to make its inputs, what to call and what loss to train on. ``check_eval`` runs the
@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 import torch
 
-from harness import accuracy, compat, state
+from harness import compat, state
+from harness.checks import accuracy
 
 STEPS = 2  # the second step runs the compiled code on weights the first one updated
 LEARNING_RATE = 0.01

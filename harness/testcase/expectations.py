@@ -5,16 +5,16 @@ The data file is TOML; each ``[[expect]]`` table is one entry:
     [[expect]]
     test = "test_aot_autograd.LSTMTests.test_lstm_grad_enabled"   # glob: module.Family.test
     backend = "*"            # glob over backend names in test ids (default "*")
-    variant = "*"            # glob over variant names (harness.variants; default "*": all)
-    device = "*"             # glob over the run's device type: cpu, cuda... (harness.device; default "*")
-    dtype = "*"              # glob over the test's dtype: float32, bfloat16, float16 (harness.dtypes)
+    variant = "*"            # glob over variant names (harness.axes.variants; default "*": all)
+    dtype = "*"              # glob over the test's dtype: float32, bfloat16, float16 (harness.axes.dtypes)
+    device = "*"             # glob over the run's device type: cpu, cuda... (harness.axes.device; default "*")
     torch = ">=2.9"          # packaging specifier on the running torch (default: any)
     aot_autograd = true      # optional: only for backends that do / do not use AOTAutograd
     status = "xfail"         # "xfail" or "skip"
     reason = "why, in one line"
 
 An ``[[eager_share]]`` table sets the most of a compiled call that may run through
-PyTorch's eager kernels (harness.eager_share) for the tests it matches, in place of
+PyTorch's eager kernels (harness.measure.eager_share) for the tests it matches, in place of
 ``--max-eager-share``; it takes the same matching keys (``test`` defaults to "*"):
 
     [[eager_share]]
@@ -22,6 +22,7 @@ PyTorch's eager kernels (harness.eager_share) for the tests it matches, in place
     max = 0.1                # a share: 0.1 is 10%
     reason = "everything but the extern matmuls runs in our runtime"
 
+Every axis (harness/axes/registry.py) is a key of its own, a glob over the test's value.
 Entries are validated on load; a mistake is reported as ``file:line: what is wrong``.
 The first entry that matches a test decides its expectation.
 """
@@ -34,7 +35,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -44,13 +45,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from harness.axes import registry
+
 EXPECTATIONS_ENV = "DYNAMO_SUITE_EXPECTATIONS"
-DEFAULT_FILE = Path(__file__).with_name("expectations.toml")
+DEFAULT_FILE = Path(__file__).resolve().parents[1] / "expectations.toml"  # data beside the library, not a module
 STATUSES = ("xfail", "skip")
-_FIELDS = {"test": str, "backend": str, "variant": str, "device": str, "dtype": str, "torch": str, "aot_autograd": bool, "status": str,
-           "reason": str}
 _REQUIRED = ("test", "status", "reason")
-_LIMIT_FIELDS = {**{key: kind for key, kind in _FIELDS.items() if key != "status"}, "max": float}
+
+
+def _fields() -> dict[str, type]:
+    """The keys an [[expect]] entry may have: one per axis in use, among the others."""
+    return {"test": str, **{axis.name: str for axis in registry.AXES}, "torch": str, "aot_autograd": bool,
+            "status": str, "reason": str}
+
+
+def _limit_fields() -> dict[str, type]:
+    return {**{key: kind for key, kind in _fields().items() if key != "status"}, "max": float}
 TABLES = ("expect", "eager_share")
 
 
@@ -63,34 +73,37 @@ class Expectation:
     test: str
     status: str
     reason: str
-    backend: str = "*"
-    variant: str = "*"
-    device: str = "*"
-    dtype: str = "*"
     torch: str = ""
     aot_autograd: bool | None = None
     source: str = ""  # file:line of the entry
+    axes: tuple[tuple[str, str], ...] = ()  # (axis, glob) for each axis the entry names; the others: "*"
 
-    def applies_to(self, test_key: str, backend_name: str | None, torch_version: Version,
-                   variant_name: str = "static", device_type: str = "cpu", dtype_name: str = "float32") -> bool:
-        """Everything but the AOTAutograd condition, which needs a probe of the backend."""
+    @classmethod
+    def of(cls, **fields: Any) -> "Expectation":
+        """An entry from its keys as written in the file (``backend="aot_eager"``...)."""
+        names = {axis.name for axis in registry.AXES}
+        axes = tuple((key, value) for key, value in fields.items() if key in names)
+        return cls(**{key: value for key, value in fields.items() if key not in names}, axes=axes)
+
+    def pattern(self, axis_name: str) -> str:
+        return dict(self.axes).get(axis_name, "*")
+
+    def applies_to(self, test_key: str, torch_version: Version, values: Mapping[str, str | None]) -> bool:
+        """Everything but the AOTAutograd condition, which needs a probe of the backend.
+        ``values``: the test's value of each axis (a missing one, or None, is "")."""
         if not fnmatch.fnmatchcase(test_key, self.test):
             return False
-        if not fnmatch.fnmatchcase(backend_name or "", self.backend):
-            return False
-        if not fnmatch.fnmatchcase(variant_name, self.variant):
-            return False
-        if not fnmatch.fnmatchcase(device_type, self.device):
-            return False
-        if not fnmatch.fnmatchcase(dtype_name, self.dtype):
-            return False
+        for axis in registry.AXES:
+            pattern = self.pattern(axis.name)
+            if pattern != "*" and not axis.matches(pattern, values.get(axis.name) or ""):
+                return False
         return not self.torch or SpecifierSet(self.torch).contains(torch_version, prereleases=True)
 
 
 @dataclass(frozen=True)
 class ShareLimit(Expectation):
     """An ``[[eager_share]]`` entry: the most of a compiled call that may run eagerly
-    (harness.eager_share) for the tests it matches; its ``status`` is "limit"."""
+    (harness.measure.eager_share) for the tests it matches; its ``status`` is "limit"."""
 
     max: float = 1.0
 
@@ -156,19 +169,19 @@ def _raw_entries(text: str, filename: str, table: str, fields: dict[str, type],
 
 def parse(text: str, filename: str = "<expectations>") -> list[Expectation]:
     entries = []
-    for raw, source, fail in _raw_entries(text, filename, "expect", _FIELDS, _REQUIRED):
+    for raw, source, fail in _raw_entries(text, filename, "expect", _fields(), _REQUIRED):
         if raw["status"] not in STATUSES:
             fail(f"status '{raw['status']}' is not one of {', '.join(STATUSES)}", "status")
-        entries.append(Expectation(source=source, **raw))
+        entries.append(Expectation.of(source=source, **raw))
     return entries
 
 
 def parse_share_limits(text: str, filename: str = "<expectations>") -> list[ShareLimit]:
     entries = []
-    for raw, source, fail in _raw_entries(text, filename, "eager_share", _LIMIT_FIELDS, ("max", "reason")):
+    for raw, source, fail in _raw_entries(text, filename, "eager_share", _limit_fields(), ("max", "reason")):
         if not 0 <= raw["max"] <= 1:
             fail(f"max {raw['max']} is outside 0..1 (a share: 0.2 is 20%)", "max")
-        entries.append(ShareLimit(source=source, status="limit", **{"test": "*", **raw, "max": float(raw["max"])}))
+        entries.append(ShareLimit.of(source=source, status="limit", **{"test": "*", **raw, "max": float(raw["max"])}))
     return entries
 
 
@@ -207,13 +220,12 @@ def active_share_limits() -> list[ShareLimit]:
     return _LOADED_LIMITS
 
 
-def candidates(test_key: str, backend_name: str | None, torch_version: Version,
-               entries: list[Expectation] | None = None, variant_name: str = "static",
-               device_type: str = "cpu", dtype_name: str = "float32") -> list[Expectation]:
-    """Entries that may apply; the AOTAutograd condition is left to the caller."""
+def candidates(test_key: str, torch_version: Version, values: Mapping[str, str | None],
+               entries: list[Expectation] | None = None) -> list[Expectation]:
+    """Entries that may apply to the test with these axis values; the AOTAutograd condition
+    is left to the caller."""
     entries = active() if entries is None else entries
-    return [entry for entry in entries
-            if entry.applies_to(test_key, backend_name, torch_version, variant_name, device_type, dtype_name)]
+    return [entry for entry in entries if entry.applies_to(test_key, torch_version, values)]
 
 
 def decide(options: list[Expectation], uses_aot_autograd: Any) -> Expectation | None:

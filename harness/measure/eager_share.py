@@ -46,7 +46,7 @@ import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode, _push_mode
 
 from harness import compat
-from harness.share_limit import MEASURE_ENV
+from harness.measure.share_limit import MEASURE_ENV
 
 NOT_COMPUTE = frozenset({
     # allocation and initialisation of fresh memory

@@ -16,8 +16,9 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
-from harness import accuracy, compat
-from harness.compare import assert_close, identical, tolerance, weighted_loss
+from harness import compat
+from harness.checks import accuracy
+from harness.checks.compare import assert_close, identical, tolerance, weighted_loss
 
 NO_GRAD_ERROR = re.compile(r"does not require grad and does not have a grad_fn")
 
@@ -131,7 +132,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
     preconditions), that part is skipped. Returns the number of graphs the backend received;
     raises NoGraphCaptured when it received none.
     """
-    from harness.counters import CompileCounterWithBackend
+    from harness.measure.counters import CompileCounterWithBackend
 
     tensors, flat_fn = _flattened(func, args, kwargs)
 
@@ -234,7 +235,7 @@ def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable
     the gradient of a weighted sum of the outputs, along a random direction, must match the
     finite difference of two compiled calls under the same seed.
     """
-    from harness.counters import CompileCounterWithBackend
+    from harness.measure.counters import CompileCounterWithBackend
 
     tensors, flat_fn = _flattened(func, args, kwargs)
 

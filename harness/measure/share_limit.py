@@ -1,6 +1,6 @@
 """The eager-share settings, read without importing torch (the runner never does).
 
-harness.eager_share measures; these say whether it does and where a test fails.
+harness.measure.eager_share measures; these say whether it does and where a test fails.
 """
 
 from __future__ import annotations

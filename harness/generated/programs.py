@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness.compare import weighted_loss
+from harness.checks.compare import weighted_loss
 
 MAX_STATEMENTS = 12
 
@@ -97,7 +97,7 @@ class Program:
         return f"program_{self.seed:04d}"
 
     def inputs_source(self) -> str:
-        # On the default device: the run's (harness/device.py), the CPU in a repro file.
+        # On the default device: the run's (harness/axes/device.py), the CPU in a repro file.
         body = [f"generator = torch.Generator(torch.get_default_device()).manual_seed({self.seed})", *self.setup,
                 f"return [{', '.join(self.bases)}], [{', '.join(self.params)}]"]
         return "def make_inputs():\n" + "".join(f"    {line}\n" for line in body)

@@ -7,15 +7,15 @@ changes nothing), the way PyTorch's own test/dynamo/test_dynamic_shapes.py makes
 
 * ``dynamic``: sizes are symbolic from the first compile (``assume_static_by_default`` off,
   ints not specialized), so the backend receives SymInt inputs and size expressions; each
-  such graph is run again at a second size (harness/second_size.py);
+  such graph is run again at a second size (harness/axes/second_size.py);
 * ``automatic_dynamic``: static first; each compiled function's first call is replayed at
   a grown size (the backend must then receive symbolic sizes) and at a third size;
 * ``compiled_autograd``: every ``backward()`` through compiled code is captured by compiled
   autograd and its graph compiled by the backend under test (fullgraph), as PyTorch's own
   CI runs its suite with compiled autograd.
 
-Chosen with ``DYNAMO_SUITE_VARIANTS`` or ``run_tests.py --variants`` (comma-separated;
-``static`` by default). A test id carries a variant other than ``static``:
+The variant axis (harness/axes/registry.py): chosen with ``DYNAMO_SUITE_VARIANTS`` or
+``run_tests.py --variants`` (comma-separated; ``static`` by default). A test id carries a variant other than ``static``:
 ``InputMutationTests_aot_eager_dynamic.test_…``; reports have a column per backend and variant.
 
 A family or a test whose contract does not apply under a variant says so with
@@ -25,18 +25,12 @@ An expectation targets a variant with ``variant = "dynamic"`` (harness/expectati
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
+from harness.axes import axis
+
 T = TypeVar("T")
-_OPT_OUTS = "__variant_opt_outs__"
-
-VARIANTS_ENV = "DYNAMO_SUITE_VARIANTS"
-
-
-class VariantError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -44,16 +38,11 @@ class Variant:
     name: str
     description: str
     dynamo_config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config, per test
-    second_size: bool = False  # rerun each graph with symbolic sizes at a second size (harness.second_size)
+    second_size: bool = False  # rerun each graph with symbolic sizes at a second size (harness.axes.second_size)
     resized_calls: bool = False  # replay each compiled function's first call at two other sizes
     compiled_autograd: bool = False  # capture every backward() with compiled autograd
     # Why a test that passed is SKIP all the same: the variant changed nothing it ran.
     unproven: str = ""
-
-    @property
-    def suffix(self) -> str:
-        """What the variant adds to a generated class name: nothing for ``static``."""
-        return "" if self.name == STATIC else f"_{self.name}"
 
 
 STATIC = "static"
@@ -77,43 +66,26 @@ VARIANTS = {
 }
 
 
-def selected_variants() -> tuple[Variant, ...]:
-    return tuple(VARIANTS[name] for name in selected_names(VARIANTS_ENV, STATIC, tuple(VARIANTS), "variant",
-                                                           VariantError))
-
-
-def selected_names(env_name: str, default: str, choices: tuple[str, ...], noun: str,
-                   error: type[Exception]) -> tuple[str, ...]:
-    """The comma-separated names in ``env_name`` (``default`` when unset), in order, without
-    repeats; an unknown one raises ``error`` with a line naming the choices. An axis's
-    selection (variants here, dtypes in harness/dtypes.py)."""
-    value = os.environ.get(env_name) or default
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in choices]
-    if unknown or not names:
-        raise error(f"{env_name}={value!r}: unknown {noun} {', '.join(unknown) or '(none given)'}; "
-                    f"choose from {', '.join(choices)}")
-    return tuple(dict.fromkeys(names))
-
-
 def opt_out(variant: str, reason: str) -> Callable[[T], T]:
     """Class or test decorator: not run under ``variant`` (SKIP, with ``reason``)."""
     if variant not in VARIANTS or variant == STATIC:
-        raise VariantError(f"cannot opt out of {variant!r}: choose from {', '.join(set(VARIANTS) - {STATIC})}")
-    if not reason.strip():
-        raise VariantError("an opt-out needs a reason")
-
-    def mark(target: T) -> T:
-        # A fresh dict: a subclass's opt-outs never leak into its base.
-        setattr(target, _OPT_OUTS, {**getattr(target, _OPT_OUTS, {}), variant: reason})
-        return target
-
-    return mark
+        raise axis.AxisError(f"cannot opt out of {variant!r}: choose from {', '.join(set(VARIANTS) - {STATIC})}")
+    return axis.opt_out("variant", variant, reason)
 
 
-def opt_out_reason(testcase_class: type, test_method: Any, variant: Variant) -> str | None:
-    for holder in (test_method, testcase_class):
-        reason = getattr(holder, _OPT_OUTS, {}).get(variant.name)
-        if reason:
-            return reason
-    return None
+class _VariantBehaviour(axis.Behaviour):
+    """A generated class carries its ``Variant``; each test runs with the variant's Dynamo
+    configuration (the checks after the body are the test case's: harness/testcase/base.py)."""
+
+    def class_attributes(self, value: str) -> dict[str, Any]:
+        return {"variant": VARIANTS[value]}
+
+    def set_up(self, test: Any, value: str) -> None:
+        config = VARIANTS[value].dynamo_config
+        if config:
+            import torch._dynamo
+
+            test.enter_context(torch._dynamo.config.patch(**config))
+
+
+BEHAVIOUR = _VariantBehaviour()

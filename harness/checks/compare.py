@@ -36,8 +36,8 @@ def rand_strided(
     device: str | torch.device | None = None,
 ) -> torch.Tensor:
     """A random tensor with exactly the given size and stride (over a minimal storage), of
-    ``dtype`` or else torch's default dtype (the test's, harness/dtypes.py), on ``device`` or
-    else torch's default device (the run's device, harness/device.py)."""
+    ``dtype`` or else torch's default dtype (the test's, harness/axes/dtypes.py), on ``device`` or
+    else torch's default device (the run's device, harness/axes/device.py)."""
     dtype = dtype or torch.get_default_dtype()
     if len(size) != len(stride):
         raise ValueError(f"size {tuple(size)} and stride {tuple(stride)} differ in length")

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness import compat
+from harness.axes import axis
+from harness.axes.registry import BACKEND
 
-BACKENDS_ENV = "DYNAMO_SUITE_BACKENDS"
+BACKENDS_ENV = BACKEND.env
 IMPORTS_ENV = "DYNAMO_SUITE_IMPORTS"
-DEFAULT_BACKENDS = ("eager", "aot_eager", "inductor")
+DEFAULT_BACKENDS = tuple(BACKEND.default.split(","))
 
 
 class BackendSpecError(ValueError):
@@ -173,6 +175,19 @@ def selected_backends() -> tuple[Backend, ...]:
     return tuple(resolve_backends(os.environ.get(BACKENDS_ENV) or ",".join(DEFAULT_BACKENDS)))
 
 
+class _BackendBehaviour(axis.Behaviour):
+    """A class per backend under test, named by the backend's name and carrying it."""
+
+    def values_for(self, family: type, selected: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(backend.name for backend in selected_backends())
+
+    def class_attributes(self, value: str) -> dict[str, Any]:
+        return {"backend": next(backend for backend in selected_backends() if backend.name == value)}
+
+
+BEHAVIOUR = _BackendBehaviour()
+
+
 def register_backend(compiler_fn: Callable, name: str) -> Callable:
     """Register ``compiler_fn`` under ``name`` with torch, replacing any backend of that name."""
     compat.replace_registered_backend(name, compiler_fn)
@@ -196,7 +211,7 @@ def probe_backend(backend: Backend) -> BackendProfile:
     if profile is None:
         import torch
 
-        from harness.counters import CompileCounterWithBackend
+        from harness.measure.counters import CompileCounterWithBackend
 
         counter = CompileCounterWithBackend(backend)
         compiled = torch.compile(_probe_target, backend=counter, fullgraph=True)

@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 import sympy
 import torch
 
-from harness import accuracy, compare, compat
+from harness import compat
+from harness.checks import accuracy, compare
 
 # Second sizes to try, in order; the first that every guard Dynamo recorded for the graph
 # accepts is used (the compiled graph is only valid where its guards hold).
@@ -274,7 +275,7 @@ def compare_runs(testcase, reference: Callable, compiled: Callable, inputs: list
     does not leave it changed for the other run): outputs, inputs after the call
     (mutations), and the gradients of a weighted loss w.r.t. inputs that require grad.
     Half-precision values outside the tolerance are judged against the reference run in
-    float64 (harness/accuracy.py)."""
+    float64 (harness/checks/accuracy.py)."""
     expected = _run(reference, inputs, leaves, state)
     actual = _run(compiled, inputs, leaves, state)
     truth = functools.cache(lambda: _run(reference, accuracy.in_float64(inputs), leaves, state))

@@ -16,6 +16,7 @@ A scenario family is written once, as a subclass of ``BackendTestCase`` decorate
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import time
 import unittest
@@ -24,11 +25,14 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, device, dtypes, eager_share, expectations, second_size, share_limit, state, variants
-from harness.backends import Backend, BackendProfile, probe_backend, selected_backends
-from harness.counters import CompileCounterWithBackend
-from harness.guards import GuardFailureRecorder
-from harness.variants import STATIC, VARIANTS, Variant, selected_variants
+from harness import compat, state
+from harness.axes import axis, device, dtypes, registry, second_size
+from harness.axes.backends import Backend, BackendProfile, probe_backend
+from harness.axes.variants import STATIC, VARIANTS, Variant
+from harness.measure import eager_share, share_limit
+from harness.measure.counters import CompileCounterWithBackend
+from harness.measure.guards import GuardFailureRecorder
+from harness.testcase import expectations
 
 
 class DynamoTestCase(unittest.TestCase):
@@ -36,6 +40,7 @@ class DynamoTestCase(unittest.TestCase):
 
     backend: Backend | None = None
     family: str | None = None  # the scenario family a generated class came from
+    axis_values: dict[str, str] = {}  # a generated class's value of each per-test axis (harness.axes.registry)
 
     @classmethod
     def expectation_key(cls, method_name: str) -> str:
@@ -45,18 +50,21 @@ class DynamoTestCase(unittest.TestCase):
 
     # -- expectations --------------------------------------------------------------------
 
+    def axis_value(self, axis_: axis.Axis) -> str | None:
+        """This test's value of ``axis_``: the run's for a per-run axis, the generated class's
+        for a per-test one (its default in a class generated without it; None for the backend
+        of a test that has none)."""
+        if axis_.per_run:
+            return registry.selected(axis_)[0]
+        if axis_ is registry.BACKEND and axis_.name not in self.axis_values:
+            return None
+        return self.axis_values.get(axis_.name, axis_.first)
+
     def _decide_expectation(self, entries: list[expectations.Expectation] | None = None) -> expectations.Expectation | None:
         """The first of ``entries`` (the [[expect]] entries by default) matching this test."""
-        variant = getattr(self, "variant", None)
-        options = expectations.candidates(
-            self.expectation_key(self._testMethodName),
-            self.backend.name if self.backend else None,
-            compat.TORCH_VERSION,
-            entries,
-            variant_name=variant.name if variant else STATIC,
-            device_type=device.selected_type(),
-            dtype_name=getattr(self, "dtype_name", dtypes.FLOAT32),
-        )
+        values = {axis_.name: self.axis_value(axis_) or "" for axis_ in registry.AXES}
+        options = expectations.candidates(self.expectation_key(self._testMethodName), compat.TORCH_VERSION, values,
+                                          entries)
         return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
 
     def run(self, result=None):
@@ -64,7 +72,7 @@ class DynamoTestCase(unittest.TestCase):
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.dynamo_metrics: dict[str, float] | None = None
-        self.eager_share: dict[str, Any] | None = None  # harness.eager_share.summarize, for results.json
+        self.eager_share: dict[str, Any] | None = None  # harness.measure.eager_share.summarize, for results.json
         self._compile_s_before_resets = 0.0
         self._setup_error: BaseException | None = None
         try:
@@ -95,20 +103,22 @@ class DynamoTestCase(unittest.TestCase):
             raise self._setup_error
         if self.expectation is not None and self.expectation.status == "skip":
             self.skipTest(f"{self.expectation.reason} [{self.expectation.source}]")
-        cpu_only = device.cpu_only_reason(type(self), getattr(self, self._testMethodName))
-        if cpu_only and not device.on_cpu():
-            self.skipTest(f"runs on the CPU only: {cpu_only}")
+        applied = [(axis_, value) for axis_ in registry.AXES if (value := self.axis_value(axis_)) is not None]
+        for axis_, value in applied:
+            reason = axis.opt_out_reason(type(self), getattr(self, self._testMethodName), axis_.name,
+                                         value.split(":")[0] if axis_.by_type else value)
+            if reason:
+                self.skipTest(f"not run under {axis_.name} '{value}': {reason}")
         compat.reset_dynamo()
         compat.dynamo_counters().clear()
         state.seed_everything()
         self._state_before = state.snapshot()
         self.guard_failures = GuardFailureRecorder().start()
         self.addCleanup(self._leave_state_as_found)
-        if device.chosen():
-            # What the scenario creates, its eager reference included, is on the run's device;
-            # left before the state is compared (cleanups run last in, first out). Entered for
-            # an explicit cpu too, which is how the CPU-only self-test exercises this path.
-            self.enter_context(torch.device(device.selected_name()))
+        for axis_, value in applied:
+            # After the snapshot, and left before the state is compared (cleanups run last in,
+            # first out): an axis's own settings are never a leak.
+            axis_.load_behaviour().set_up(self, value)
 
     def _leave_state_as_found(self) -> None:
         self.guard_failures.stop()
@@ -164,7 +174,7 @@ class BackendTestCase(DynamoTestCase):
     """
 
     variant: Variant = VARIANTS[STATIC]
-    dtype_name: str = dtypes.FLOAT32  # harness.dtypes: torch's default dtype during the test
+    dtype_name: str = dtypes.FLOAT32  # harness.axes.dtypes: torch's default dtype during the test
 
     @property
     def dtype(self) -> torch.dtype:
@@ -172,17 +182,6 @@ class BackendTestCase(DynamoTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        reason = variants.opt_out_reason(type(self), getattr(self, self._testMethodName), self.variant)
-        if reason:
-            self.skipTest(f"not run under variant '{self.variant.name}': {reason}")
-        if self.dtype_name != dtypes.FLOAT32:
-            # Put back before the state check, like the variant's settings below.
-            self.addCleanup(torch.set_default_dtype, torch.get_default_dtype())
-            torch.set_default_dtype(self.dtype)
-        if self.variant.dynamo_config:
-            # Entered after the state snapshot and left before it is compared (cleanups run
-            # last in, first out), so the variant's own settings are never a leak.
-            self.enter_context(torch._dynamo.config.patch(**self.variant.dynamo_config))
         self._counters: list[CompileCounterWithBackend] = []
         self._no_graph_reason: str | None = None
         self._second_sizes: list[second_size.SecondSize] = []
@@ -344,9 +343,9 @@ def _checked(test: Callable) -> Callable:
 
 
 def for_each_backend(family: type) -> type:
-    """Generate ``<Family>_<backend>`` for each backend under test (``<Family>_<backend>_<variant>``
-    for each further variant, harness.variants, and ``…_<dtype>`` for each further dtype of a
-    numeric family, harness.dtypes), in the family's module.
+    """Generate a class for each combination of the per-test axes' values (harness.axes.registry):
+    ``<Family>_<backend>``, then ``_<value>`` for each further axis whose value is not its
+    default (``InputMutationTests_inductor_dynamic``, ``…_bfloat16``), in the family's module.
 
     The family itself keeps no tests (so it is not run without a backend).
     """
@@ -356,9 +355,16 @@ def for_each_backend(family: type) -> type:
         if name.startswith("test") and callable(member):
             setattr(family, name, _checked(member))
     device.selected()  # a device that cannot be used stops the import, in one line
-    params = [{"backend": backend, "variant": variant, "dtype_name": dtype_name, "family": family.__name__}
-              for backend in selected_backends() for variant in selected_variants()
-              for dtype_name in dtypes.dtypes_for(family)]
+    axes = registry.per_test()
+    behaviours = [axis_.load_behaviour() for axis_ in axes]
+    values = [behaviour.values_for(family, registry.selected(axis_)) for axis_, behaviour in zip(axes, behaviours)]
+    params = []
+    for combination in itertools.product(*values):
+        entry: dict[str, Any] = {"family": family.__name__,
+                                 "axis_values": {axis_.name: value for axis_, value in zip(axes, combination)}}
+        for behaviour, value in zip(behaviours, combination):
+            entry.update(behaviour.class_attributes(value))
+        params.append(entry)
     if not params:  # a non-numeric family when only half dtypes are selected: nothing to run
         for name in [name for name in vars(family) if name.startswith("test")]:
             delattr(family, name)
@@ -373,4 +379,4 @@ def for_each_backend(family: type) -> type:
 
 
 def _class_name(family: type, index: int, params: dict[str, Any]) -> str:
-    return f"{family.__name__}_{params['backend'].name}{params['variant'].suffix}{dtypes.suffix(params['dtype_name'])}"
+    return family.__name__ + registry.class_suffix(params["axis_values"])

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness import eager_share
+from harness.measure import eager_share
 
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
@@ -60,7 +60,7 @@ class CompileCounterWithBackend(CompileCounter):
         # Optional: called as around_compile(gm, example_inputs, compile) in place of
         # compile(gm, example_inputs), to look at the graph before and the result after.
         self.around_compile: Callable[[torch.fx.GraphModule, list[Any], Callable], Callable] | None = None
-        # harness.eager_share: per graph compiled, its own ops and what each call ran eagerly.
+        # harness.measure.eager_share: per graph compiled, its own ops and what each call ran eagerly.
         self.eager_share: list[eager_share.GraphRecord] = []
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
