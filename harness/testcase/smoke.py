@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-# The backend contract's clauses, as README.md's table names them, and double backward.
+# The backend contract's clauses, as docs/checks.md's table names them, and double backward.
 VALUES = "output values (floats, large integers, NaN and inf)"
 DTYPE = "output dtype"
 STRIDES_AND_ALIASING = "output strides, views of inputs, outputs aliasing each other"

@@ -5,7 +5,7 @@ Each family makes one clause observable; inputs are chosen to expose the usual w
 backend goes wrong (kernels that assume dense row-major inputs, output buffers reused
 between calls, caches keyed too loosely, runtime wrappers that touch global state).
 ``test/harness/test_faulty_backends.py`` proves each family fails on a backend that breaks
-its clause; the table in README.md lists which.
+its clause; the table in docs/checks.md lists which.
 """
 
 from __future__ import annotations

