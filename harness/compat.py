@@ -289,6 +289,16 @@ def dynamo_export(fn: Callable, *args: Any):
     return graph_module
 
 
+def onednn_has_bfloat16() -> bool:
+    """Whether oneDNN runs bfloat16 kernels on this CPU (AVX512-BF16 or AMX): without them
+    some of its primitives, the LSTM's among them, cannot be created in bfloat16."""
+    probe = getattr(getattr(torch.ops, "mkldnn", None), "_is_mkldnn_bf16_supported", None)
+    try:
+        return bool(probe()) if probe is not None else True
+    except RuntimeError:
+        return False
+
+
 def rnn_tracing_config():
     """Dynamo skips nn.RNN/LSTM/GRU (runs them eagerly) unless this is enabled."""
     return torch._dynamo.config.patch(allow_rnn=True)

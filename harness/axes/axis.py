@@ -96,6 +96,20 @@ class Behaviour:
         """Prepare ``test`` for ``value`` after its state snapshot; anything entered must be
         left with ``test.addCleanup``, so it is never reported as a leak."""
 
+    def counter_created(self, test: Any, value: str, counter: Any) -> None:
+        """A BackendTestCase made a new counter around the backend under test."""
+
+    def compiled(self, test: Any, value: str, fn: Callable, compiled: Callable, counter: Any,
+                 options: dict[str, Any]) -> Callable:
+        """What ``test.compile(fn, **options)`` returns: ``compiled``, or a wrapper around it."""
+        return compiled
+
+    def after_body(self, test: Any, value: str) -> str | None:
+        """Checks after a body that passed and gave the backend a graph (raise
+        AssertionError to fail); a returned text makes the test SKIP with it (the value
+        changed nothing the test ran)."""
+        return None
+
 
 def opt_out(axis: str, value: str, reason: str) -> Callable[[T], T]:
     """Class or test decorator: not run with ``value`` of ``axis`` (SKIP, with ``reason``).

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import compat
+from harness import compat, settings
 from harness.axes import axis
 from harness.axes.registry import BACKEND
 
 BACKENDS_ENV = BACKEND.env
-IMPORTS_ENV = "DYNAMO_SUITE_IMPORTS"
+IMPORTS_ENV = settings.IMPORTS
 DEFAULT_BACKENDS = tuple(BACKEND.default.split(","))
 
 
@@ -144,7 +144,7 @@ def resolve_backend(spec: str) -> Backend:
 
 def import_plugins(text: str | None = None) -> None:
     """Import the modules named in DYNAMO_SUITE_IMPORTS, which may register backends."""
-    text = os.environ.get(IMPORTS_ENV, "") if text is None else text
+    text = settings.current().get(IMPORTS_ENV) if text is None else text
     for module_name in filter(None, (part.strip() for part in text.split(","))):
         try:
             importlib.import_module(module_name)
@@ -168,11 +168,16 @@ def resolve_backends(text: str) -> list[Backend]:
     return backends
 
 
-@functools.cache
 def selected_backends() -> tuple[Backend, ...]:
-    """The backends under test for this process: DYNAMO_SUITE_BACKENDS, or the defaults."""
-    import_plugins()
-    return tuple(resolve_backends(os.environ.get(BACKENDS_ENV) or ",".join(DEFAULT_BACKENDS)))
+    """The backends under test in this run (harness.settings), or the defaults."""
+    current = settings.current()
+    return _resolved(current.get(BACKENDS_ENV, BACKEND.default), current.get(IMPORTS_ENV))
+
+
+@functools.cache
+def _resolved(specs: str, imports: str) -> tuple[Backend, ...]:
+    import_plugins(imports)
+    return tuple(resolve_backends(specs))
 
 
 class _BackendBehaviour(axis.Behaviour):

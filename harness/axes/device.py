@@ -13,9 +13,9 @@ that reason.
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, Callable, TypeVar
 
+from harness import settings
 from harness.axes import axis
 from harness.axes.registry import DEVICE
 
@@ -30,7 +30,7 @@ class DeviceError(ValueError):
 
 def selected_name() -> str:
     """The device as given (no torch needed): ``cpu`` unless the environment names another."""
-    return (os.environ.get(DEVICE_ENV) or CPU).strip()
+    return settings.current().get(DEVICE_ENV, CPU)
 
 
 def selected():
@@ -65,7 +65,7 @@ def _checked(name: str):
 
 def chosen() -> bool:
     """Whether a device was named at all (an explicit ``cpu`` included)."""
-    return bool(os.environ.get(DEVICE_ENV, "").strip())
+    return settings.current().given(DEVICE_ENV)
 
 
 def selected_type() -> str:

@@ -10,29 +10,29 @@ commands and repros the value. CONTRIBUTING.md walks through it.
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Iterator, Mapping
 
+from harness import settings
 from harness.axes import dtypes, variants
 from harness.axes.axis import Axis
 
 BACKEND_INDEPENDENT = "-"  # the backend of tests that run once, not per backend
 
 BACKEND = Axis(
-    "backend", "--backend", "DYNAMO_SUITE_BACKENDS", "eager,aot_eager,inductor",
+    "backend", "--backend", settings.BACKENDS, "eager,aot_eager,inductor",
     "comma-separated backends: a name registered with torch (aot_eager), package.module:attr, or "
     "path/to/file.py:attr", always_shown=True, behaviour="harness.axes.backends:BEHAVIOUR")
 VARIANT = Axis(
-    "variant", "--variants", "DYNAMO_SUITE_VARIANTS", variants.STATIC,
+    "variant", "--variants", settings.VARIANTS, variants.STATIC,
     f"comma-separated configurations to run every scenario under: {', '.join(variants.VARIANTS)} "
-    "(harness/axes/variants.py)", choices=tuple(variants.VARIANTS), behaviour="harness.axes.variants:BEHAVIOUR")
+    "(harness/axes/variants.py)", choices=tuple(variants.VARIANTS), behaviour="harness.axes.variant_checks:BEHAVIOUR")
 DTYPE = Axis(
-    "dtype", "--dtypes", "DYNAMO_SUITE_DTYPES", dtypes.FLOAT32,
+    "dtype", "--dtypes", settings.DTYPES, dtypes.FLOAT32,
     "comma-separated dtypes to run the numeric families (backend contract, Python autograd, LSTM, op sweep, "
     f"models) in: {', '.join(dtypes.DTYPES)} (harness/axes/dtypes.py; the other families run in float32 when it "
     "is selected)", choices=dtypes.DTYPES, behaviour="harness.axes.dtypes:BEHAVIOUR")
 DEVICE = Axis(
-    "device", "--device", "DYNAMO_SUITE_DEVICE", "cpu",
+    "device", "--device", settings.DEVICE, "cpu",
     "the device every scenario creates its tensors and modules on, and compares with eager on: cpu, cuda, "
     "cuda:N, xpu, mps, or an out-of-tree device registered by a module in DYNAMO_SUITE_IMPORTS "
     "(harness/axes/device.py)", per_run=True, by_type=True, behaviour="harness.axes.device:BEHAVIOUR")
@@ -63,9 +63,9 @@ def named(name: str) -> Axis:
 
 
 def selected(axis: Axis) -> tuple[str, ...]:
-    """The values chosen for ``axis`` in this process (its environment variable, else its
-    default); AxisError names the variable and the choices."""
-    return axis.parse(os.environ.get(axis.env), axis.env)
+    """The values chosen for ``axis`` in this run (harness.settings; else its default);
+    AxisError names the setting and the choices."""
+    return axis.parse(settings.current().get(axis.env), axis.env)
 
 
 def defaults() -> dict[str, str]:

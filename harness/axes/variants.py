@@ -71,21 +71,3 @@ def opt_out(variant: str, reason: str) -> Callable[[T], T]:
     if variant not in VARIANTS or variant == STATIC:
         raise axis.AxisError(f"cannot opt out of {variant!r}: choose from {', '.join(set(VARIANTS) - {STATIC})}")
     return axis.opt_out("variant", variant, reason)
-
-
-class _VariantBehaviour(axis.Behaviour):
-    """A generated class carries its ``Variant``; each test runs with the variant's Dynamo
-    configuration (the checks after the body are the test case's: harness/testcase/base.py)."""
-
-    def class_attributes(self, value: str) -> dict[str, Any]:
-        return {"variant": VARIANTS[value]}
-
-    def set_up(self, test: Any, value: str) -> None:
-        config = VARIANTS[value].dynamo_config
-        if config:
-            import torch._dynamo
-
-            test.enter_context(torch._dynamo.config.patch(**config))
-
-
-BEHAVIOUR = _VariantBehaviour()

@@ -67,10 +67,6 @@ def clone_inputs(values: Sequence[Any]) -> list[Any]:
     return [clone_input(value) for value in values]
 
 
-def _describe(path: str) -> str:
-    return f"output{path}" if path else "output"
-
-
 def assert_close(testcase, expected: Any, actual: Any, *, scale: float = 1.0, what: str = "output",
                  check_requires_grad: bool = True) -> None:
     """Structure, shape, dtype, requires_grad and (within tolerance) values must match."""

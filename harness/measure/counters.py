@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness.measure import eager_share
+from harness.measure import eager_share, share_limit
 
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
@@ -56,7 +56,7 @@ class CompileCounterWithBackend(CompileCounter):
         self.backend = backend
         # The test cases' counters measure (BackendTestCase.new_counter); a counter wrapped
         # around one of those must not measure the same calls again.
-        self.measure_eager_share = measure_eager_share and eager_share.measuring()
+        self.measure_eager_share = measure_eager_share and share_limit.measuring()
         # Optional: called as around_compile(gm, example_inputs, compile) in place of
         # compile(gm, example_inputs), to look at the graph before and the result after.
         self.around_compile: Callable[[torch.fx.GraphModule, list[Any], Callable], Callable] | None = None

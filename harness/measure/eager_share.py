@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,7 +45,6 @@ import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode, _push_mode
 
 from harness import compat
-from harness.measure.share_limit import MEASURE_ENV
 
 NOT_COMPUTE = frozenset({
     # allocation and initialisation of fresh memory
@@ -67,10 +65,6 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _BELOW_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python).remove(
     torch._C.DispatchKey.PythonDispatcher)
 _COMPUTE_CACHE: dict[Any, str | None] = {}
-
-
-def measuring() -> bool:
-    return os.environ.get(MEASURE_ENV, "1").strip() != "0"
 
 
 def compute_name(func: Any) -> str | None:

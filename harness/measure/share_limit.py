@@ -5,12 +5,12 @@ harness.measure.eager_share measures; these say whether it does and where a test
 
 from __future__ import annotations
 
-import os
+from harness import settings
 
 # Set to 0 to measure nothing (the bench compares the two); any other value measures.
-MEASURE_ENV = "DYNAMO_SUITE_EAGER_SHARE"
+MEASURE_ENV = settings.MEASURE_EAGER_SHARE
 # --max-eager-share: a compiled call that ran more than this share eagerly fails its test.
-MAX_ENV = "DYNAMO_SUITE_MAX_EAGER_SHARE"
+MAX_ENV = settings.MAX_EAGER_SHARE
 
 
 def parse_limit(text: str) -> float:
@@ -25,6 +25,11 @@ def parse_limit(text: str) -> float:
     return value
 
 
-def limit_from_env() -> float | None:
-    text = os.environ.get(MAX_ENV, "").strip()
+def configured_limit() -> float | None:
+    """--max-eager-share, if the run set one (harness.settings)."""
+    text = settings.current().get(MAX_ENV)
     return parse_limit(text) if text else None
+
+
+def measuring() -> bool:
+    return settings.current().get(MEASURE_ENV, "1") != "0"

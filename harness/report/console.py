@@ -3,10 +3,10 @@ every unexpected result with its reason and a command that reruns just that test
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
+from harness import settings
 from harness.axes import registry
 from harness.report import eager_share, problems
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
@@ -40,8 +40,8 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     if test.id.startswith(f"test.dynamo.{GENERATED_PREFIX}") and run.get("generated") is not None:
         parts += ["--generated", str(run["generated"])]  # the seed may lie past the tier's budget
     parts += ["-k", test.id, "-j", "1"]
-    imports = os.environ.get("DYNAMO_SUITE_IMPORTS")
-    prefix = f"DYNAMO_SUITE_IMPORTS={shlex.quote(imports)} " if imports else ""
+    imports = run.get("environment", {}).get(settings.IMPORTS)
+    prefix = f"{settings.IMPORTS}={shlex.quote(imports)} " if imports else ""
     return prefix + " ".join(shlex.quote(part) for part in parts)
 
 

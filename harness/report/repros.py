@@ -32,7 +32,6 @@ from harness.report.results import RunResults, TestResult, write_atomic
 _LIBRARY = Path(__file__).resolve().parents[1] / "measure" / "repro.py"
 _COPIED = ("GLOBALS", "make_input", "build")
 SUITE_ROOT = Path(__file__).resolve().parents[2]
-_GRAPH_CHECKS = ("differ", "requires_grad", "raised", "Error")
 
 
 def _copied_source() -> str:

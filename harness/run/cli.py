@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from harness import settings
 from harness.axes import device, registry
 from harness.axes.axis import AxisError
 from harness.measure import share_limit
@@ -29,11 +30,6 @@ from harness.testcase import tiers
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT_DIR = "reports"
-OP_SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"  # read by test/dynamo/test_op_sweep.py, here and in workers
-GENERATED_ENV = "DYNAMO_SUITE_GENERATED"  # read by test/dynamo/test_generated_programs.py
-CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"  # harness.run.pytest_plugin.CAPTURE_ENV
-REPRO_ENVIRONMENT = ("DYNAMO_SUITE_IMPORTS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_TIER", OP_SWEEP_ENV,
-                     GENERATED_ENV, *(axis.env for axis in registry.per_run()), share_limit.MAX_ENV)
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -226,12 +222,22 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     baseline = _load_results(args.baseline) if args.baseline else None
     if args.merge:
         return _merge(args, report_dir, out, baseline)
-    _configure(args)
+    run_settings = _configure(args)
+    # Installed in this process too (the tier, the device... are read through it), and put
+    # back afterwards: a test may call main() in-process.
+    with settings.using(run_settings):
+        return _run_suite(args, run_settings, jobs, shard, report_dir, baseline, out)
+
+
+def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: int, shard: tuple[int, int] | None,
+               report_dir: Path | None, baseline, out: TextIO) -> int:
     if args.minify:
-        return _minify(args, report_dir)
+        return _minify(args, run_settings, report_dir)
     with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
-        collected = _collect()
+        collected = _collect(run_settings)
         expectations_file = _check_expectations(args)
+        run_settings = run_settings.replace(**{settings.EXPECTATIONS: str(expectations_file)})
+        settings.use(run_settings)
         torch_version, chosen = collected.torch_version, collected.backends
         tests = _choose_tests(collected.tests, args, shard)
         tests, limits_text = _time_limits(tests, args)
@@ -252,8 +258,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     clock = time.monotonic()
     # Where workers leave the graphs of failing tests, for the repro files (harness.measure.repro).
     capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
-    os.environ[CAPTURE_ENV] = capture.name
-    by_id = _run(tests, jobs, args, out)
+    by_id = _run(tests, jobs, args, run_settings.replace(**{settings.CAPTURE_DIR: capture.name}), out)
 
     from harness.report.results import RunResults
 
@@ -267,11 +272,11 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "host": socket.gethostname(),
             "backends": chosen,
             "patterns": args.patterns,
-            "op_sweep": os.environ.get(OP_SWEEP_ENV, "quick"),
-            "generated": os.environ.get(GENERATED_ENV),  # null: the tier's budget
+            "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
+            "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
             **{axis.record_key: registry.selected(axis)[0] if axis.per_run else list(registry.selected(axis))
                for axis in registry.AXES[1:]},
-            "max_eager_share": share_limit.limit_from_env(),  # null: none, unless [[eager_share]] entries
+            "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
             "shard": shard_text,
             "jobs": jobs,
@@ -282,7 +287,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "argv": args.argv,
             "cwd": os.getcwd(),
             # What a repro needs to run a scenario as this run did.
-            "environment": {name: os.environ[name] for name in REPRO_ENVIRONMENT if name in os.environ},
+            "environment": run_settings.environment(settings.REPRO),
             "complete": True,
         },
         tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],
@@ -291,50 +296,49 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         return _finish(args, results, report_dir, out, expectations_file, baseline, Path(capture.name))
 
 
-def _minify(args: argparse.Namespace, report_dir: Path) -> int:
+def _minify(args: argparse.Namespace, run_settings: settings.Settings, report_dir: Path) -> int:
     """In a process of its own: the runner does not import torch."""
     import subprocess
 
-    _collect()  # a bad --backend or a missing torch stops here, in one line
-    done = subprocess.run([sys.executable, "-m", "harness.run.minify", args.minify,
-                           "--out", str(report_dir / "repros")], cwd=os.getcwd())
+    _collect(run_settings)  # a bad --backend or a missing torch stops here, in one line
+    with tempfile.TemporaryDirectory(prefix="dynamo-suite-minify-") as directory:
+        handed = run_settings.write(Path(directory) / "settings.json")
+        done = subprocess.run([sys.executable, "-m", "harness.run.minify", args.minify,
+                               "--out", str(report_dir / "repros"), "--settings", str(handed)], cwd=os.getcwd())
     return done.returncode
 
 
-def _configure(args: argparse.Namespace) -> None:
-    """Hand the backends, the op sweep and the tier to the collecting process and the workers
-    through the environment."""
-    for axis in registry.AXES:
-        given = getattr(args, f"axis_{axis.name}")
-        if given is not None:
-            os.environ[axis.env] = given
+def _configure(args: argparse.Namespace) -> settings.Settings:
+    """The run's settings: the command line over the environment, each checked here so a
+    mistake stops the run in one line before anything starts."""
+    given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
+    given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
+                  settings.MAX_EAGER_SHARE: args.max_eager_share})
+    run_settings = settings.from_environment().replace(
+        **{name: value for name, value in given.items() if value is not None})
+    with settings.using(run_settings):
+        for axis in registry.AXES:
+            try:
+                registry.selected(axis)  # a device is checked further where torch is imported (collection)
+            except AxisError as error:
+                raise UsageError(f"{axis.option} / {error}")
         try:
-            registry.selected(axis)  # a device is checked further where torch is imported (collection)
-        except AxisError as error:
-            raise UsageError(f"{axis.option} / {error}")
-    if args.op_sweep is not None:
-        os.environ[OP_SWEEP_ENV] = args.op_sweep
-    if args.tier is not None:
-        os.environ[tiers.TIER_ENV] = args.tier
-    if args.generated is not None:
-        os.environ[GENERATED_ENV] = args.generated
-    if args.max_eager_share is not None:
-        os.environ[share_limit.MAX_ENV] = args.max_eager_share
-    try:
-        share_limit.limit_from_env()
-    except ValueError as error:
-        raise UsageError(f"--max-eager-share / {share_limit.MAX_ENV}: {error}")
-    try:
-        tiers.current()
-    except tiers.TierError as error:
-        raise UsageError(str(error))
-    if not os.environ.get(GENERATED_ENV, "0").isdigit():
-        raise UsageError(f"--generated / {GENERATED_ENV}={os.environ[GENERATED_ENV]!r}: expected a number of "
+            share_limit.configured_limit()
+        except ValueError as error:
+            raise UsageError(f"--max-eager-share / {share_limit.MAX_ENV}: {error}")
+        try:
+            tiers.current()
+        except tiers.TierError as error:
+            raise UsageError(str(error))
+    generated = run_settings.get(settings.GENERATED, "0")
+    if not generated.isdigit():
+        raise UsageError(f"--generated / {settings.GENERATED}={generated!r}: expected a number of "
                          "programs, 0 or more (e.g. --generated 200)")
     # Workers are new processes: they must find the harness (and a plugin module the user
     # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+    return run_settings
 
 
 def _check_expectations(args: argparse.Namespace) -> Path:
@@ -348,15 +352,14 @@ def _check_expectations(args: argparse.Namespace) -> Path:
         expectations.load(expectations_file)
     except expectations.ExpectationError as error:
         raise UsageError(str(error))
-    os.environ[expectations.EXPECTATIONS_ENV] = str(expectations_file)
     return expectations_file
 
 
-def _collect():
+def _collect(run_settings: settings.Settings):
     from harness.run.collection import CollectionError, collect
 
     try:
-        return collect()
+        return collect(run_settings)
     except CollectionError as error:
         raise UsageError(str(error))
 
@@ -399,7 +402,7 @@ def _time_limits(tests: list, args: argparse.Namespace) -> tuple[list, str]:
     return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations"
 
 
-def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
+def _run(tests: list, jobs: int, args: argparse.Namespace, run_settings: settings.Settings, out: TextIO) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
     from harness.run import engine, isolation, timeouts
@@ -407,7 +410,9 @@ def _run(tests: list, jobs: int, args: argparse.Namespace, out: TextIO) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
         timeout = args.timeout if args.timeout is not None else timeouts.UNKNOWN
-        options = engine.EngineOptions(jobs=jobs, timeout=timeout, root=ROOT, workdir=Path(workdir))
+        handed = run_settings.write(Path(workdir) / "settings.json")
+        options = engine.EngineOptions(jobs=jobs, timeout=timeout, root=ROOT, workdir=Path(workdir),
+                                       settings_file=handed)
         limits = isolation.RerunLimits(tests=args.rerun_limit, seconds=args.rerun_time)
         try:
             return isolation.run(tests, options, lambda count: Progress(count, out, args.verbose), limits, out)

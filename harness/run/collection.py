@@ -19,6 +19,8 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from harness import settings
+
 ROOT = Path(__file__).resolve().parents[2]
 TEST_DIR = ROOT / "test" / "dynamo"
 
@@ -90,14 +92,17 @@ def flatten(suite: unittest.TestSuite):
             yield item
 
 
-def collect() -> Collected:
-    """Collect in a child process with this interpreter, its flags and environment."""
+def collect(run_settings: settings.Settings | None = None) -> Collected:
+    """Collect in a child process with this interpreter, its flags and environment, under
+    ``run_settings`` (this process's settings by default)."""
+    run_settings = settings.current() if run_settings is None else run_settings
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
     start = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; sys.exit(main())"
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-") as directory:
         out = Path(directory) / "collected.json"
-        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out)]
+        handed = run_settings.write(Path(directory) / "settings.json")
+        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out), str(handed)]
         completed = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if completed.returncode == 2:
             raise CollectionError(_last_line(completed.stderr))
@@ -116,7 +121,8 @@ def _last_line(text: str) -> str:
 
 
 def main() -> int:
-    """The child's side: ``sys.argv[1]`` is the file to write."""
+    """The child's side: ``sys.argv[1]`` is the file to write, ``sys.argv[2]`` the settings."""
+    settings.use(settings.Settings.read(sys.argv[2]))
     try:
         collected = collect_here()
     except CollectionError as error:

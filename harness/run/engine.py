@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
+from harness import settings
 from harness.run.pytest_plugin import (PROPERTY, START_MARK, in_compile, in_stdlib, short_path, watchdog,
                                        worker_log_path)
 from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
@@ -70,6 +71,7 @@ class EngineOptions:
     workdir: Path
     # A rerun: after a failure, a worker hands its later tests back unrun (outcome DEFERRED).
     defer_after_failure: bool = False
+    settings_file: Path | None = None  # the run's harness.settings, for the workers (None: their environment)
 
     @property
     def watchdog(self) -> float:
@@ -326,6 +328,7 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         "--suite-workdir", str(options.workdir),
         "--suite-watchdog", f"{options.watchdog:g}",
         *(["--suite-defer-after-failure"] if options.defer_after_failure else []),
+        *([settings.FILE_OPTION, str(options.settings_file)] if options.settings_file else []),
         *files,
     ]
     # Each worker's inductor compiles with its share of the cores: N workers each starting a

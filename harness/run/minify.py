@@ -29,11 +29,11 @@ from typing import Any, Callable
 
 import torch
 
+from harness import settings
 from harness.measure import repro
 from harness.report.problems import Problem
 from harness.report.repros import render
 from harness.report.results import TestResult, write_atomic
-from harness.run.cli import REPRO_ENVIRONMENT
 from harness.run.collection import flatten
 
 
@@ -147,7 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="run_tests.py --minify")
     parser.add_argument("test_id")
     parser.add_argument("--out", required=True, help="directory for the minimized repro")
+    parser.add_argument("--settings", help="the run's settings file (harness.settings; default: the environment)")
     args = parser.parse_args(argv)
+    if args.settings:
+        settings.use(settings.Settings.read(args.settings))
     case = _run_test(args.test_id)
     if not case.minify_failed:
         print(f"{args.test_id} passes: nothing to minimize")
@@ -189,8 +192,7 @@ def _write(args: argparse.Namespace, case: unittest.TestCase, graph: dict, found
     path = Path(args.out) / f"{name}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     test.scenario = type(case).expectation_key(args.test_id.rsplit(".", 1)[-1])
-    environment = {name: os.environ[name] for name in REPRO_ENVIRONMENT if name in os.environ}
-    run = {"torch": torch.__version__, "cwd": os.getcwd(), "environment": environment}
+    run = {"torch": torch.__version__, "cwd": os.getcwd(), "environment": settings.current().environment(settings.REPRO)}
     write_atomic(path, render(problem, test, [graph], run))
     print(f"repro: python {path}")
     return 0

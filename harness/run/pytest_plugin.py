@@ -31,18 +31,19 @@ from typing import Any
 
 import pytest
 
-from harness.testcase.deadline import TEST_DEADLINE_ENV
+from harness import settings
 from harness.errors import innermost
 from harness.report.results import FAILED_OUTCOMES
+from harness.testcase import deadline as deadline_module
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
 START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log before each test
 # A directory: when set, every worker appends one JSON line per test with its timings there
 # (bench/bench.py reads them to tell the harness's overhead from the scenarios' time).
-TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"
+TIMINGS_ENV = settings.TIMINGS
 # A directory: when set, a worker writes there the graphs each unexpectedly failing test
 # handed its backend (harness.measure.repro), for the run's standalone repro files.
-CAPTURE_ENV = "DYNAMO_SUITE_CAPTURE_DIR"
+CAPTURE_ENV = settings.CAPTURE_DIR
 _REASON_LIMIT = 400
 _DETAILS_LIMIT = 8000
 
@@ -52,6 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suite-selection", help="file mapping the unittest ids to run, in order, to their "
                                                 "time limits (0: --timeout)")
     group.addoption("--suite-workdir", help="directory for the per-worker logs")
+    group.addoption(settings.FILE_OPTION, dest="suite_settings",
+                    help="the run's settings (harness.settings), installed in each worker before the tests load")
     group.addoption("--suite-watchdog", type=float, default=0.0,
                     help="seconds after which a stuck worker dumps its stack and exits (0: never)")
     group.addoption("--suite-defer-after-failure", action="store_true",
@@ -78,8 +81,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
     if workerinput is not None and config.getoption("suite_defer_after_failure"):
         config.pluginmanager.register(DeferAfterFailure(), "dynamo_suite_defer_after_failure")
-    if workerinput is not None and os.environ.get(TIMINGS_ENV):
-        config.pluginmanager.register(TimingLog(os.environ[TIMINGS_ENV], workerinput["workerid"]),
+    if workerinput is not None and config.getoption("suite_settings"):
+        settings.use(settings.Settings.read(config.getoption("suite_settings")))
+    if workerinput is not None and settings.current().given(TIMINGS_ENV):
+        config.pluginmanager.register(TimingLog(settings.current().get(TIMINGS_ENV), workerinput["workerid"]),
                                       "dynamo_suite_timing_log")
 
 
@@ -128,11 +133,11 @@ class WorkerLog:
             faulthandler.dump_traceback_later(deadline, exit=True, file=self.file)
         if marker is not None and marker.args and float(marker.args[0]) > 0:
             # A test that can use spare time (shrinking a generated program) stops in time.
-            os.environ[TEST_DEADLINE_ENV] = str(time.time() + float(marker.args[0]))
+            deadline_module.set_deadline(time.time() + float(marker.args[0]))
         try:
             yield
         finally:
-            os.environ.pop(TEST_DEADLINE_ENV, None)
+            deadline_module.clear()
             if deadline > 0:
                 faulthandler.cancel_dump_traceback_later()
 
@@ -260,7 +265,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         reason += f" in {where}" if where else ""
         return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details}
     failed_assertion = isinstance(error, AssertionError) and report.when == "call"
-    if report.when == "call" and os.environ.get(CAPTURE_ENV) and expectation_allows_capture(testcase):
+    if report.when == "call" and settings.current().given(CAPTURE_ENV) and expectation_allows_capture(testcase):
         _capture_graphs(item, testcase)
     return {
         **entry,
@@ -280,7 +285,7 @@ def _capture_graphs(item: pytest.Item, testcase: Any) -> None:
     try:
         from harness.measure import repro
 
-        repro.save(testcase, str(Path(os.environ[CAPTURE_ENV]) / f"{unittest_id(item)}.graphs"))
+        repro.save(testcase, str(Path(settings.current().get(CAPTURE_ENV)) / f"{unittest_id(item)}.graphs"))
     except Exception as error:  # a repro is a convenience: never let it change the result
         print(f"dynamo-aot-suite: could not save the graphs of {item.nodeid} for a repro: {error!r}")
 

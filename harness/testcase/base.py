@@ -26,7 +26,7 @@ import torch
 from parameterized import parameterized_class
 
 from harness import compat, state
-from harness.axes import axis, device, dtypes, registry, second_size
+from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
 from harness.measure import eager_share, share_limit
@@ -115,10 +115,15 @@ class DynamoTestCase(unittest.TestCase):
         self._state_before = state.snapshot()
         self.guard_failures = GuardFailureRecorder().start()
         self.addCleanup(self._leave_state_as_found)
-        for axis_, value in applied:
+        self._axes = [(axis_.load_behaviour(), value) for axis_, value in applied]
+        self._before_axes()
+        for behaviour, value in self._axes:
             # After the snapshot, and left before the state is compared (cleanups run last in,
             # first out): an axis's own settings are never a leak.
-            axis_.load_behaviour().set_up(self, value)
+            behaviour.set_up(self, value)
+
+    def _before_axes(self) -> None:
+        """What a subclass prepares before the axes set the test up."""
 
     def _leave_state_as_found(self) -> None:
         self.guard_failures.stop()
@@ -180,32 +185,17 @@ class BackendTestCase(DynamoTestCase):
     def dtype(self) -> torch.dtype:
         return dtypes.torch_dtype(self.dtype_name)
 
-    def setUp(self) -> None:
-        super().setUp()
+    def _before_axes(self) -> None:
         self._counters: list[CompileCounterWithBackend] = []
         self._no_graph_reason: str | None = None
-        self._second_sizes: list[second_size.SecondSize] = []
-        self._recorded_calls: list[second_size.RecordedCall] = []
         self.counter = self.new_counter()
         self.addCleanup(self._summarize_eager_share)
-        self._backward_counter = self.new_counter() if self.variant.compiled_autograd else None
-        if self.variant.compiled_autograd:
-            self.enter_context(compat.compiled_autograd(self._compile_captured_backward))
-
-    def _compile_captured_backward(self, graph: torch.fx.GraphModule) -> Callable:
-        """Compiled autograd captures every backward, the eager reference's included. A
-        backward through compiled code goes to the backend under test; one that is all eager
-        autograd runs as captured, so eager stays the reference. (Without AOTAutograd the
-        two cannot be told apart: every backward goes to the backend.)"""
-        if self.uses_aot_autograd and not compat.runs_backward_of_compiled_code(graph):
-            return graph
-        return torch.compile(graph, backend=self._backward_counter, fullgraph=True)
 
     def new_counter(self) -> CompileCounterWithBackend:
         """A fresh counting wrapper around the backend under test."""
         counter = CompileCounterWithBackend(self.backend, measure_eager_share=True)
-        if self.variant.second_size:
-            counter.around_compile = self._compile_keeping_second_size
+        for behaviour, value in self._axes:
+            behaviour.counter_created(self, value, counter)
         self._counters.append(counter)
         return counter
 
@@ -221,7 +211,7 @@ class BackendTestCase(DynamoTestCase):
         entry = self._decide_expectation(expectations.active_share_limits())
         if entry is not None:
             return entry.max, entry.source
-        limit = share_limit.limit_from_env()
+        limit = share_limit.configured_limit()
         return None if limit is None else (limit, "--max-eager-share")
 
     def _check_eager_share(self) -> None:
@@ -232,62 +222,13 @@ class BackendTestCase(DynamoTestCase):
         if message:
             self.fail(f"the backend ran part of its graphs eagerly: {message} [{limit[1]}]")
 
-    def _compile_keeping_second_size(self, gm: torch.fx.GraphModule, example_inputs: list[Any],
-                                     compile_: Callable) -> Callable:
-        reference = second_size.copy_graph(gm)
-        compiled = compile_(gm, example_inputs)
-        kept = second_size.capture(reference, example_inputs, compiled)
-        if kept is not None:
-            self._second_sizes.append(kept)
-        return compiled
-
-    def _run_at_second_sizes(self) -> None:
-        """Each graph the backend compiled with symbolic sizes, at a second size: the backend's
-        compiled callable against the captured graph run eagerly (outputs, mutated inputs,
-        gradients)."""
-        for index, kept in enumerate(self._second_sizes):
-            if not kept.runs_eagerly():
-                continue
-            try:
-                kept.check(self)
-            except AssertionError as error:
-                raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): {error}") from None
-            except Exception as error:
-                raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): the backend's "
-                                     f"compiled graph raised {type(error).__name__}: {error}") from error
-            self._second_size_runs += 1
-
     def compile(self, fn: Callable, *, counter: CompileCounterWithBackend | None = None, **kwargs: Any):
         """``torch.compile(fn, **kwargs)`` with the backend under test behind a counter."""
-        compiled = torch.compile(fn, backend=counter or self.counter, **kwargs)
-        if self.variant.resized_calls and kwargs.get("dynamic") is not False:
-            return second_size.record_first_call(fn, compiled, counter or self.counter, self._recorded_calls)
+        counter = counter or self.counter
+        compiled = torch.compile(fn, backend=counter, **kwargs)
+        for behaviour, value in self._axes:
+            compiled = behaviour.compiled(self, value, fn, compiled, counter, kwargs)
         return compiled
-
-    def _replay_at_other_sizes(self) -> int:
-        """Each compiled function's first call at a grown size, then a third size: right
-        values and gradients, symbolic sizes after the change, and no more recompiles at the
-        third size than the change caused. Returns how many calls were replayed."""
-        replayed = 0
-        for index, call in enumerate(self._recorded_calls):
-            try:
-                recompiles = call.check(self)
-            except AssertionError as error:
-                raise AssertionError(f"compiled function {index + 1} at other sizes: {error}") from None
-            if recompiles is None:
-                continue
-            replayed += 1
-            grown, third = recompiles
-            where = f"compiled function {index + 1}"
-            # The contract: the recompile a size change causes gives the backend symbolic
-            # sizes, and a third size needs no more recompiles than that (it may need as
-            # many for the scenario's own state, such as a global list that grew).
-            self.assertTrue(any(second_size.has_symbolic_sizes(graph) for graph in grown) or not grown,
-                            f"{where}: after a size change the backend received {len(grown)} graph(s), none with "
-                            "symbolic sizes: automatic dynamic shapes did not make the changed sizes dynamic")
-            self.assertLessEqual(len(third), len(grown), f"{where}: a third size recompiled {len(third)} frame(s), "
-                                 f"more than the {len(grown)} the first size change did")
-        return replayed
 
     @property
     def uses_aot_autograd(self) -> bool:
@@ -313,24 +254,12 @@ class BackendTestCase(DynamoTestCase):
                 f"backend '{self.backend.spec}' received no graph: Dynamo ran this scenario "
                 "eagerly, so it proved nothing about the backend"
             )
-        self._second_size_runs = 0
-        self._resized_calls_run = 0
-        if self._second_sizes or self._recorded_calls:
-            with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
-                self._run_at_second_sizes()
-                self._resized_calls_run = self._replay_at_other_sizes()
+        unproven = [reason for behaviour, value in self._axes if (reason := behaviour.after_body(self, value))]
         self._check_eager_share()
-        if not self._variant_changed_what_ran():
-            # It ran, and passed, exactly as under static: say so rather than count it twice.
-            # (A family known to be in this case opts out instead, and is not run at all.)
-            self.skipTest(f"nothing to test under variant '{self.variant.name}': {self.variant.unproven}")
-
-    def _variant_changed_what_ran(self) -> bool:
-        if self.variant.compiled_autograd and not self._backward_counter.frame_count:
-            return False
-        if self.variant.resized_calls and not self._resized_calls_run:
-            return False
-        return not (self.variant.second_size and self._second_size_runs == 0)
+        if unproven:
+            # It ran, and passed, exactly as without the axis's value: say so rather than count
+            # it twice. (A family known to be in this case opts out instead, and is not run.)
+            self.skipTest("; ".join(unproven))
 
 
 def _checked(test: Callable) -> Callable:

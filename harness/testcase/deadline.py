@@ -1,7 +1,7 @@
 """When the running test must end: the runner's per-test time limit, as seen from inside.
 
-The runner (``harness.run.pytest_plugin``) sets ``TEST_DEADLINE_ENV`` to the wall-clock
-time at which it will stop the current test. A test that can spend spare time usefully
+The runner's pytest plugin (``harness.run.pytest_plugin``) calls ``set_deadline`` with the
+wall-clock time at which it will stop the current test, and ``clear`` after it. A test that can spend spare time usefully
 (shrinking a generated program that disagrees) asks ``seconds_left`` and stops in time to
 report what it has instead of being cut off as a TIMEOUT. Under plain unittest there is no
 limit and the caller's own budget applies.
@@ -9,18 +9,24 @@ limit and the caller's own budget applies.
 
 from __future__ import annotations
 
-import os
 import time
 
-TEST_DEADLINE_ENV = "DYNAMO_SUITE_TEST_DEADLINE"
+_deadline: float | None = None
+
+
+def set_deadline(when: float) -> None:
+    """The runner stops the running test at ``when`` (``time.time()`` seconds)."""
+    global _deadline
+    _deadline = when
+
+
+def clear() -> None:
+    global _deadline
+    _deadline = None
 
 
 def seconds_left(default: float) -> float:
     """Seconds until the runner stops this test, at most ``default``."""
-    value = os.environ.get(TEST_DEADLINE_ENV)
-    if not value:
+    if _deadline is None:
         return default
-    try:
-        return max(0.0, min(default, float(value) - time.time()))
-    except ValueError:
-        return default
+    return max(0.0, min(default, _deadline - time.time()))

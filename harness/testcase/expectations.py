@@ -10,6 +10,7 @@ The data file is TOML; each ``[[expect]]`` table is one entry:
     device = "*"             # glob over the run's device type: cpu, cuda... (harness.axes.device; default "*")
     torch = ">=2.9"          # packaging specifier on the running torch (default: any)
     aot_autograd = true      # optional: only for backends that do / do not use AOTAutograd
+    onednn_bf16 = false      # optional: only where oneDNN does / does not run bfloat16 on this CPU
     status = "xfail"         # "xfail" or "skip"
     reason = "why, in one line"
 
@@ -45,9 +46,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from harness import settings
 from harness.axes import registry
 
-EXPECTATIONS_ENV = "DYNAMO_SUITE_EXPECTATIONS"
+EXPECTATIONS_ENV = settings.EXPECTATIONS
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "expectations.toml"  # data beside the library, not a module
 STATUSES = ("xfail", "skip")
 _REQUIRED = ("test", "status", "reason")
@@ -56,7 +58,7 @@ _REQUIRED = ("test", "status", "reason")
 def _fields() -> dict[str, type]:
     """The keys an [[expect]] entry may have: one per axis in use, among the others."""
     return {"test": str, **{axis.name: str for axis in registry.AXES}, "torch": str, "aot_autograd": bool,
-            "status": str, "reason": str}
+            "onednn_bf16": bool, "status": str, "reason": str}
 
 
 def _limit_fields() -> dict[str, type]:
@@ -75,6 +77,7 @@ class Expectation:
     reason: str
     torch: str = ""
     aot_autograd: bool | None = None
+    onednn_bf16: bool | None = None  # the CPU's bfloat16 support in oneDNN (harness.compat.onednn_has_bfloat16)
     source: str = ""  # file:line of the entry
     axes: tuple[tuple[str, str], ...] = ()  # (axis, glob) for each axis the entry names; the others: "*"
 
@@ -96,6 +99,11 @@ class Expectation:
         for axis in registry.AXES:
             pattern = self.pattern(axis.name)
             if pattern != "*" and not axis.matches(pattern, values.get(axis.name) or ""):
+                return False
+        if self.onednn_bf16 is not None:
+            from harness import compat  # torch: only for an entry that asks about the CPU
+
+            if compat.onednn_has_bfloat16() != self.onednn_bf16:
                 return False
         return not self.torch or SpecifierSet(self.torch).contains(torch_version, prereleases=True)
 
@@ -186,7 +194,7 @@ def parse_share_limits(text: str, filename: str = "<expectations>") -> list[Shar
 
 
 def _read(path: str | os.PathLike | None) -> tuple[str, str]:
-    path = Path(path or os.environ.get(EXPECTATIONS_ENV) or DEFAULT_FILE)
+    path = Path(path or settings.current().get(EXPECTATIONS_ENV) or DEFAULT_FILE)
     try:
         return path.read_text(encoding="utf-8"), str(path)
     except OSError as error:

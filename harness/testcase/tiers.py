@@ -14,11 +14,12 @@ tier is a SKIP whose reason says how to run it, so it is never silently missing.
 from __future__ import annotations
 
 import functools
-import os
 import unittest
 from typing import Callable
 
-TIER_ENV = "DYNAMO_SUITE_TIER"
+from harness import settings
+
+TIER_ENV = settings.TIER
 TIERS = ("default", "nightly", "smoke")
 _MARK = "__dynamo_suite_tier__"
 
@@ -28,7 +29,7 @@ class TierError(ValueError):
 
 
 def current() -> str:
-    value = os.environ.get(TIER_ENV, "default")
+    value = settings.current().get(TIER_ENV, "default")
     if value not in TIERS:
         raise TierError(f"{TIER_ENV}={value!r}: expected one of {', '.join(TIERS)}")
     return value

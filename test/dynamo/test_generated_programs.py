@@ -16,7 +16,6 @@ expectation that cites its upstream issue.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 try:
@@ -24,12 +23,12 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
-from harness import BackendTestCase, for_each_backend, tiers
+from harness import BackendTestCase, for_each_backend, settings, tiers
 from harness.testcase.deadline import seconds_left
 from harness.generated.differential import disagreement, headline, shrink
 from harness.generated.programs import Program, generate, parse
 
-BUDGET_ENV = "DYNAMO_SUITE_GENERATED"
+BUDGET_ENV = settings.GENERATED
 DEFAULT_BUDGET = 16
 NIGHTLY_BUDGET = 1000
 FOUND_PROGRAMS = Path(__file__).with_name("found_programs.toml")
@@ -39,7 +38,7 @@ SHRINK_S = 300.0
 
 
 def budget() -> int:
-    value = os.environ.get(BUDGET_ENV)
+    value = settings.current().get(BUDGET_ENV) or None
     if value is None:
         return NIGHTLY_BUDGET if tiers.current() == "nightly" else DEFAULT_BUDGET
     if not value.isdigit():

@@ -11,16 +11,15 @@ Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 
 from __future__ import annotations
 
-import os
 import re
 
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, device, dtypes, for_each_backend, variants
+from harness import BackendTestCase, device, dtypes, for_each_backend, settings, variants
 from harness.checks.opcheck import op_check, random_op_check
 
-SWEEP_ENV = "DYNAMO_SUITE_OP_SWEEP"
+SWEEP_ENV = settings.OP_SWEEP
 TIERS = ("quick", "full", "none")
 QUICK_SAMPLES = 2
 # The quick tier checks gradients on the first sample only; later samples run with inputs
@@ -59,7 +58,7 @@ QUICK_TIER = {
 
 
 def tier() -> str:
-    value = os.environ.get(SWEEP_ENV, "quick")
+    value = settings.current().get(SWEEP_ENV, "quick")
     if value not in TIERS:
         raise ValueError(f"{SWEEP_ENV}={value!r}: expected one of {', '.join(TIERS)}")
     return value

@@ -1,4 +1,4 @@
-"""A patched Dynamo for issue 20's self-test: it graph-breaks on ``torch.sin``, which it traces.
+"""A patched Dynamo for the metric-regression self-test: it graph-breaks on ``torch.sin``, which it traces.
 
 Loaded through ``DYNAMO_SUITE_IMPORTS=test.harness.patched_dynamo``, as a regression in a
 torch nightly would arrive: every scenario still passes (the code around the break runs

@@ -52,8 +52,6 @@ class ToyAxisTests(unittest.TestCase):
 
         ToyFamily.__module__ = __name__
         with mock.patch.dict(os.environ, {registry.BACKEND.env: "eager", TOY.env: "plain,fancy"}):
-            backends.selected_backends.cache_clear()
-            self.addCleanup(backends.selected_backends.cache_clear)
             for_each_backend(ToyFamily)
             names = [name for name in vars(module) if name.startswith("ToyFamily_")]
             self.addCleanup(lambda: [delattr(module, name) for name in names])

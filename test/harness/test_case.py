@@ -51,12 +51,7 @@ class _GenerationTestBase(unittest.TestCase):
 
     def generate(self, family: type, specs: str = "eager") -> type:
         with mock.patch.dict(os.environ, {backends.BACKENDS_ENV: specs}):
-            backends.selected_backends.cache_clear()
-            try:
-                return for_each_backend(family)
-            finally:
-                # The next caller sees the backends of the real environment again.
-                backends.selected_backends.cache_clear()
+            return for_each_backend(family)
 
     def run_tests(self, class_name: str, *methods: str) -> unittest.TestResult:
         generated = getattr(self.module, class_name)

@@ -1,4 +1,4 @@
-"""harness/axes/dtypes.py: the dtype axis of the numeric families (issue 19)."""
+"""harness/axes/dtypes.py: the dtype axis of the numeric families."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""--max-eager-share catches a backend that silently runs its graphs eagerly (issue 20's
+"""--max-eager-share catches a backend that silently runs its graphs eagerly (the eager share's
 self-test).
 
 Four faulty backends of test/harness/faulty_backends.py give right results, so every

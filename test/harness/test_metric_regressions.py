@@ -1,5 +1,5 @@
 """Metric regressions against a baseline (harness/report/metric_changes.py): the rules on
-made-up results, and issue 20's self-test: a Dynamo patched to graph-break on an op it used
+made-up results, and a self-test: a Dynamo patched to graph-break on an op it used
 to trace shows as a metric regression against a baseline made without the patch."""
 
 from __future__ import annotations

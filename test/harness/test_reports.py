@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -98,8 +97,9 @@ class ConsoleTests(unittest.TestCase):
 
     def test_repro_carries_plugin_imports_and_custom_expectations(self):
         test = sample_results().tests[1]
-        with mock.patch.dict(os.environ, {"DYNAMO_SUITE_IMPORTS": "my_plugins"}):
-            command = console.repro_command(test, "/tmp/my expectations.toml")
+        # The run's plugin imports, as results.json records them.
+        command = console.repro_command(test, "/tmp/my expectations.toml",
+                                        {"environment": {"DYNAMO_SUITE_IMPORTS": "my_plugins"}})
         self.assertEqual(command, "DYNAMO_SUITE_IMPORTS=my_plugins python run_tests.py --backend pkg:mine "
                                   "--expectations '/tmp/my expectations.toml' -k test.dynamo.m.LSTMTests_mine.test_lstm -j 1")
 

@@ -1,4 +1,4 @@
-"""Each variant and each half dtype catches a backend that is wrong only there (issue 19's
+"""Each variant and each half dtype catches a backend that is wrong only there (the axes'
 self-test).
 
 A faulty backend of test/harness/faulty_backends.py that is right under ``static``/float32
@@ -55,6 +55,7 @@ FAULTS = (
         "test_aot_autograd.LSTMTests.test_lstm_no_grad"), dtypes=("bfloat16", "float16")),
 )
 CONTROL = "aot_eager"
+CAUGHT = ("FAIL", "ERROR", "CRASH")
 
 
 def _id_glob(scenario_glob: str, backend: str, variant: str, dtype: str = "float32") -> str:
@@ -89,14 +90,21 @@ class VariantFaultsTests(unittest.TestCase):
         return tests
 
     def test_each_fault_fails_its_variant_or_dtype(self):
+        # XFAIL: an expectation says the scenario cannot pass on this machine even on the
+        # control (harness/expectations.toml), so it can prove nothing here; the others must.
         for fault in FAULTS:
-            for (variant, dtype), scenario in itertools.product(fault.wrong_under, fault.catches):
-                with self.subTest(fault=fault.name, variant=variant, dtype=dtype, scenario=scenario):
-                    tests = self.matching(scenario, fault.name, variant, dtype)
-                    missed = {t["id"]: t["outcome"] for t in tests if t["outcome"] not in ("FAIL", "ERROR", "CRASH")}
-                    self.assertEqual(missed, {}, f"{fault.name} went unnoticed under {variant}/{dtype}")
-                    for test in tests:
-                        self.assertNotIn("leaked global state", test["reason"], test["id"])
+            for variant, dtype in fault.wrong_under:
+                caught = 0
+                for scenario in fault.catches:
+                    with self.subTest(fault=fault.name, variant=variant, dtype=dtype, scenario=scenario):
+                        tests = self.matching(scenario, fault.name, variant, dtype)
+                        missed = {t["id"]: t["outcome"] for t in tests if t["outcome"] not in CAUGHT + ("XFAIL",)}
+                        self.assertEqual(missed, {}, f"{fault.name} went unnoticed under {variant}/{dtype}")
+                        caught += sum(t["outcome"] in CAUGHT for t in tests)
+                        for test in tests:
+                            self.assertNotIn("leaked global state", test["reason"], test["id"])
+                with self.subTest(fault=fault.name, variant=variant, dtype=dtype):
+                    self.assertGreater(caught, 0, "every scenario exempted by expectations")
 
     def test_each_fault_passes_static(self):
         for fault in FAULTS:
@@ -111,7 +119,7 @@ class VariantFaultsTests(unittest.TestCase):
             for (variant, dtype), scenario in itertools.product(fault.wrong_under, fault.catches):
                 with self.subTest(variant=variant, dtype=dtype, scenario=scenario):
                     failed = {t["id"]: t["reason"] for t in self.matching(scenario, CONTROL, variant, dtype)
-                              if t["outcome"] != "PASS"}
+                              if t["outcome"] not in ("PASS", "XFAIL")}
                     self.assertEqual(failed, {})
 
     def test_columns_and_ids_carry_the_variant_and_dtype(self):

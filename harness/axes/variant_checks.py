@@ -1,0 +1,132 @@
+"""What a variant (harness/axes/variants.py) does to a test: the Behaviour of the variant axis.
+
+Around each test it patches Dynamo's configuration; under ``compiled_autograd`` it captures
+every backward with compiled autograd and hands those through compiled code to the backend
+under test. After a passing body it checks what only the variant can show:
+
+* ``dynamic``: each graph the backend compiled with symbolic sizes runs again at a second
+  size, the backend's callable against the captured graph run eagerly (harness/axes/second_size.py);
+* ``automatic_dynamic``: each compiled function's first call is replayed at a grown size
+  (the recompile must give the backend symbolic sizes) and at a third size (no more
+  recompiles than the change caused).
+
+A test the variant changed nothing in (no symbolic size, no replayable call, no captured
+backward) is SKIP with the variant's ``unproven`` reason rather than counted twice.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import torch
+
+from harness import compat
+from harness.axes import axis, second_size
+from harness.axes.variants import VARIANTS
+
+
+class _VariantBehaviour(axis.Behaviour):
+    def class_attributes(self, value: str) -> dict[str, Any]:
+        return {"variant": VARIANTS[value]}
+
+    def set_up(self, test: Any, value: str) -> None:
+        variant = VARIANTS[value]
+        if variant.dynamo_config:
+            test.enter_context(torch._dynamo.config.patch(**variant.dynamo_config))
+        test._second_sizes = []
+        test._recorded_calls = []
+        test._backward_counter = None
+        if variant.compiled_autograd:
+            test._backward_counter = test.new_counter()
+            test.enter_context(compat.compiled_autograd(functools.partial(_compile_captured_backward, test)))
+
+    def counter_created(self, test: Any, value: str, counter: Any) -> None:
+        if VARIANTS[value].second_size:
+            counter.around_compile = functools.partial(_compile_keeping_second_size, test)
+
+    def compiled(self, test: Any, value: str, fn: Callable, compiled: Callable, counter: Any,
+                 options: dict[str, Any]) -> Callable:
+        if VARIANTS[value].resized_calls and options.get("dynamic") is not False:
+            return second_size.record_first_call(fn, compiled, counter, test._recorded_calls)
+        return compiled
+
+    def after_body(self, test: Any, value: str) -> str | None:
+        variant = VARIANTS[value]
+        second_size_runs = replayed = 0
+        if test._second_sizes or test._recorded_calls:
+            with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
+                second_size_runs = _run_at_second_sizes(test)
+                replayed = _replay_at_other_sizes(test)
+        unchanged = ((variant.compiled_autograd and not test._backward_counter.frame_count)
+                     or (variant.resized_calls and not replayed)
+                     or (variant.second_size and not second_size_runs))
+        return f"nothing to test under variant '{value}': {variant.unproven}" if unchanged else None
+
+
+BEHAVIOUR = _VariantBehaviour()
+
+
+def _compile_captured_backward(test: Any, graph: torch.fx.GraphModule) -> Callable:
+    """Compiled autograd captures every backward, the eager reference's included. A backward
+    through compiled code goes to the backend under test; one that is all eager autograd runs
+    as captured, so eager stays the reference. (Without AOTAutograd the two cannot be told
+    apart: every backward goes to the backend.)"""
+    if test.uses_aot_autograd and not compat.runs_backward_of_compiled_code(graph):
+        return graph
+    return torch.compile(graph, backend=test._backward_counter, fullgraph=True)
+
+
+def _compile_keeping_second_size(test: Any, gm: torch.fx.GraphModule, example_inputs: list[Any],
+                                 compile_: Callable) -> Callable:
+    reference = second_size.copy_graph(gm)
+    compiled = compile_(gm, example_inputs)
+    kept = second_size.capture(reference, example_inputs, compiled)
+    if kept is not None:
+        test._second_sizes.append(kept)
+    return compiled
+
+
+def _run_at_second_sizes(test: Any) -> int:
+    """Each graph the backend compiled with symbolic sizes, at a second size: the backend's
+    compiled callable against the captured graph run eagerly (outputs, mutated inputs,
+    gradients). Returns how many ran."""
+    runs = 0
+    for index, kept in enumerate(test._second_sizes):
+        if not kept.runs_eagerly():
+            continue
+        try:
+            kept.check(test)
+        except AssertionError as error:
+            raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): {error}") from None
+        except Exception as error:
+            raise AssertionError(f"graph {index + 1} at a second size ({kept.describe()}): the backend's "
+                                 f"compiled graph raised {type(error).__name__}: {error}") from error
+        runs += 1
+    return runs
+
+
+def _replay_at_other_sizes(test: Any) -> int:
+    """Each compiled function's first call at a grown size, then a third size: right values
+    and gradients, symbolic sizes after the change, and no more recompiles at the third size
+    than the change caused. Returns how many calls were replayed."""
+    replayed = 0
+    for index, call in enumerate(test._recorded_calls):
+        try:
+            recompiles = call.check(test)
+        except AssertionError as error:
+            raise AssertionError(f"compiled function {index + 1} at other sizes: {error}") from None
+        if recompiles is None:
+            continue
+        replayed += 1
+        grown, third = recompiles
+        where = f"compiled function {index + 1}"
+        # The contract: the recompile a size change causes gives the backend symbolic sizes,
+        # and a third size needs no more recompiles than that (it may need as many for the
+        # scenario's own state, such as a global list that grew).
+        test.assertTrue(any(second_size.has_symbolic_sizes(graph) for graph in grown) or not grown,
+                        f"{where}: after a size change the backend received {len(grown)} graph(s), none with "
+                        "symbolic sizes: automatic dynamic shapes did not make the changed sizes dynamic")
+        test.assertLessEqual(len(third), len(grown), f"{where}: a third size recompiled {len(third)} frame(s), "
+                             f"more than the {len(grown)} the first size change did")
+    return replayed
