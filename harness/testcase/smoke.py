@@ -8,7 +8,7 @@ selected (not a SKIP). Under plain ``unittest`` there is no selection, so
 
 How the picks were chosen, so that a backend that breaks a clause still fails the run:
 
-* each faulty backend of ``test/harness/faulty_backends.py`` gets at least one pick among
+* each faulty backend of ``test/harness/faulty_backends/`` gets at least one pick among
   the scenarios its self-test says must catch it (``test/harness/test_smoke.py`` checks this
   against the fault tables), and each AOTAutograd patch of ``faulty_transforms.py`` too;
 * among those, the test that catches the most faults, then the fastest one

@@ -1,7 +1,7 @@
 """--max-eager-share catches a backend that silently runs its graphs eagerly (the eager share's
 self-test).
 
-Four faulty backends of test/harness/faulty_backends.py give right results, so every
+Four faulty backends of test/harness/faulty_backends/eager_share.py give right results, so every
 scenario passes them, and run with PyTorch's eager kernels what they should run themselves:
 every graph (after a swallowed compile error), only graphs with symbolic sizes, one op
 (aten.mul), or every backward graph. Under a limit of 0% on scenarios whose graphs inductor runs wholly in its own

@@ -29,7 +29,7 @@ TRANSFORMS = "test_tracing_transforms"
 
 @dataclass(frozen=True)
 class Fault:
-    name: str  # an attribute of test/harness/faulty_backends.py
+    name: str  # an attribute of test.harness.faulty_backends (defined in its contract.py)
     clause: str  # of the backend contract, as docs/checks.md's table names it
     catches: tuple[str, ...]  # globs over "<module>.<Family>.<test>": each matching test must fail
     controls: tuple[str, ...] = ("eager", "aot_eager")  # the same tests must pass on these

@@ -17,7 +17,7 @@ from pathlib import Path
 from test.harness.cli import REPO_ROOT, outcomes, read_results, run_cli
 from test.harness.faulty_backends import CRASH_AND_HANG_PLAN
 
-FAULTY = "test/harness/faulty_backends.py:crashes_and_hangs"
+FAULTY = "test/harness/faulty_backends/contract.py:crashes_and_hangs"
 FAMILY = "test.dynamo.test_python_autograd.PythonAutogradTests_crashes_and_hangs"
 
 
@@ -56,12 +56,13 @@ class CrashAndHangTests(TempDirTestCase):
 
     def test_crash_names_the_signal_and_keeps_the_output_tail(self):
         crash = self.results[f"{FAMILY}.test_forwards_resetting_tape"]
-        self.assertRegex(crash["reason"], r"SIGSEGV \(Segmentation fault\) in crashes_and_hangs \(.*faulty_backends\.py:\d+\)")
+        self.assertRegex(crash["reason"],
+                         r"SIGSEGV \(Segmentation fault\) in crashes_and_hangs \(.*faulty_backends/contract\.py:\d+\)")
         self.assertTrue(crash["details"].startswith("Fatal Python error: Segmentation fault"), crash["details"][:300])
         # The crashing thread's stack comes first; the extension module list is a count at the end.
-        self.assertLess(crash["details"].index("Current thread"), crash["details"].index("faulty_backends.py"))
+        self.assertLess(crash["details"].index("Current thread"), crash["details"].index("faulty_backends/contract.py"))
         self.assertNotIn("torch._C._fft", crash["details"])
-        self.assertIn("faulty_backends.py", crash["details"])
+        self.assertIn("faulty_backends/contract.py", crash["details"])
         exited = self.results[f"{FAMILY}.test_forwards"]
         self.assertRegex(exited["reason"], r"exited with code 3")
 
@@ -72,7 +73,7 @@ class CrashAndHangTests(TempDirTestCase):
         hard = self.results[f"{FAMILY}.test_forward_and_backward_in_separate_frames"]
         self.assertRegex(hard["reason"], r"out of reach of the 8 s time limit's SIGALRM while the backend was compiling in "
                                         r"crashes_and_hangs .*worker killed")
-        self.assertIn("faulty_backends.py", hard["details"])
+        self.assertIn("faulty_backends/contract.py", hard["details"])
 
     def test_passing_test_carries_dynamo_metrics(self):
         metrics = self.results[f"{FAMILY}.test_backwards"]["metrics"]

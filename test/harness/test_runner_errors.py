@@ -44,7 +44,7 @@ class BadInputTests(unittest.TestCase):
 
     def test_backend_that_is_not_callable(self):
         self.assertUsageError(r"is a dict, not a callable",
-                              "--backend", "test/harness/faulty_backends.py:CRASH_AND_HANG_PLAN")
+                              "--backend", "test/harness/faulty_backends/contract.py:CRASH_AND_HANG_PLAN")
 
     def test_malformed_expectations_name_file_and_line(self):
         bad = self.tmp / "bad.toml"

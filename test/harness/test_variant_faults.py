@@ -1,7 +1,7 @@
 """Each variant and each half dtype catches a backend that is wrong only there (the axes'
 self-test).
 
-A faulty backend of test/harness/faulty_backends.py that is right under ``static``/float32
+A faulty backend of test/harness/faulty_backends/axes.py that is right under ``static``/float32
 and wrong only with what a variant (harness/axes/variants.py) or a dtype (harness/axes/dtypes.py) gives
 it must fail those scenarios there, pass the same scenarios under static/float32, and
 aot_eager must pass them there.
@@ -25,7 +25,7 @@ FLOAT32 = "float32"
 
 @dataclass(frozen=True)
 class VariantFault:
-    name: str  # an attribute of test/harness/faulty_backends.py
+    name: str  # an attribute of test.harness.faulty_backends (defined in its axes.py)
     variants: tuple[str, ...]  # the variants it is wrong under (right under static)
     catches: tuple[str, ...]  # globs over "<module>.<Family>.<test>": each must fail under each variant
     dtypes: tuple[str, ...] = ()  # the dtypes it is wrong under, with static (right in float32)

@@ -1,0 +1,126 @@
+"""Backends that each break one clause of the backend contract on purpose.
+
+The suite's scenarios claim to catch a backend that computes something a user could tell
+apart from eager. These backends are how the suite proves that claim about itself: run a
+scenario family against the matching faulty backend and every scenario must fail.
+
+Use them like any other backend spec, e.g.
+``DYNAMO_SUITE_BACKENDS=test.harness.faulty_backends:wrong_values``: every faulty backend is
+re-exported here, so ``test.harness.faulty_backends:NAME`` names any of them. Each module
+holds one catalogue, with the self-test that runs it:
+
+* ``contract``: one clause of the backend contract each (docs/checks.md;
+  test/harness/test_faulty_backends.py), and ``crashes_and_hangs``, the crashes and hangs a
+  runner must survive (test/harness/test_runner.py);
+* ``models``: what only real models exercise (test/harness/test_faulty_models.py);
+* ``isolation``: what a runner must contain, a runtime broken for the rest of the process
+  and a compiler that never returns (test/harness/test_isolation.py);
+* ``axes``: faults on one axis only, right under ``static`` and float32
+  (harness/axes/variants.py; test/harness/test_variant_faults.py);
+* ``eager_share``: silent eager fallback, every result right
+  (harness/measure/eager_share.py; test/harness/test_eager_share_faults.py);
+* ``_shared``: the helpers several catalogues use.
+
+A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
+test/harness/test_smoke.py finds every faulty backend among this package's names, so a new
+one must be added to the imports and ``__all__`` below.
+"""
+
+from __future__ import annotations
+
+from test.harness.faulty_backends.axes import (
+    bakes_in_first_sizes,
+    forgets_to_cast_back_half,
+    wrong_compiled_autograd_backward,
+)
+from test.harness.faulty_backends.contract import (
+    CRASH_AND_HANG_PLAN,
+    PERTURBED_REDUCTIONS,
+    assumes_contiguous,
+    caches_by_graph_code,
+    computes_in_bfloat16,
+    consumes_rng,
+    copies_outputs,
+    crashes_and_hangs,
+    detaches_outputs,
+    drops_input_mutations,
+    keeps_its_own_generator,
+    leaves_grad_disabled,
+    memoizes_on_shapes,
+    perturbs_reductions,
+    replays_random_draws,
+    reuses_output_buffers,
+    runs_graph_twice,
+    runs_with_grad_enabled,
+    unwraps_subclasses,
+    upcasts_outputs,
+    wrong_gradients,
+    wrong_values,
+    writes_results_into_inputs,
+)
+from test.harness.faulty_backends.eager_share import (
+    EAGER_OP,
+    backward_eagerly,
+    eager_for_symbolic_sizes,
+    one_op_eagerly,
+    swallows_errors_runs_eagerly,
+)
+from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
+from test.harness.faulty_backends.models import (
+    BIG_GRAPH,
+    FIRED_LOG_ENV,
+    miscompiles_big_graphs,
+    skips_batch_norm_stats,
+    wrong_attention,
+    wrong_conv_transpose,
+    wrong_group_norm,
+)
+
+__all__ = [
+    # contract
+    "wrong_values",
+    "drops_input_mutations",
+    "CRASH_AND_HANG_PLAN",
+    "crashes_and_hangs",
+    "upcasts_outputs",
+    "copies_outputs",
+    "detaches_outputs",
+    "assumes_contiguous",
+    "runs_graph_twice",
+    "consumes_rng",
+    "leaves_grad_disabled",
+    "reuses_output_buffers",
+    "caches_by_graph_code",
+    "wrong_gradients",
+    "computes_in_bfloat16",
+    "memoizes_on_shapes",
+    "writes_results_into_inputs",
+    "runs_with_grad_enabled",
+    "PERTURBED_REDUCTIONS",
+    "perturbs_reductions",
+    "unwraps_subclasses",
+    "replays_random_draws",
+    "keeps_its_own_generator",
+    # models
+    "FIRED_LOG_ENV",
+    "BIG_GRAPH",
+    "wrong_attention",
+    "wrong_group_norm",
+    "wrong_conv_transpose",
+    "skips_batch_norm_stats",
+    "miscompiles_big_graphs",
+    # isolation
+    "breaks_after_float64",
+    "HANGING_OP",
+    "hangs_compiling_trunc",
+    # axes
+    "bakes_in_first_sizes",
+    "wrong_compiled_autograd_backward",
+    "forgets_to_cast_back_half",
+    # eager_share
+    "swallows_errors_runs_eagerly",
+    "eager_for_symbolic_sizes",
+    "EAGER_OP",
+    "one_op_eagerly",
+    "backward_eagerly",
+]
