@@ -3,8 +3,8 @@
 name once the package that registers it is imported (``DYNAMO_SUITE_IMPORTS``).
 
 A backend runs different code on each device (inductor generates Triton on CUDA and C++ on
-the CPU), so the device is a property of the whole run, not an axis inside it: one run, one
-device. Every test runs with that device as torch's default device, so the tensors and modules
+the CPU), so the device is a per-run axis (harness/axes/registry.py): one run, one device,
+never part of a test id. Every test runs with that device as torch's default device, so the tensors and modules
 a scenario creates (and the eager reference it compares with) are on it. A scenario that only
 makes sense on the CPU says so with ``@device.cpu_only("why")``: elsewhere it is SKIP with
 that reason.
@@ -21,7 +21,7 @@ from harness.axes.registry import DEVICE
 
 T = TypeVar("T")
 DEVICE_ENV = DEVICE.env
-CPU = "cpu"
+CPU = DEVICE.first
 
 
 class DeviceError(ValueError):

@@ -50,6 +50,12 @@ def beside_backend() -> list[Axis]:
     return [axis for axis in per_test() if axis is not BACKEND]
 
 
+def other_than_backend() -> list[Axis]:
+    """Every axis but the backend, per test and per run: the options and run-record fields
+    the backend's (which carries specs) does not share."""
+    return [axis for axis in AXES if axis is not BACKEND]
+
+
 def per_run() -> list[Axis]:
     """The axes with one value for the whole run (the device)."""
     return [axis for axis in AXES if axis.per_run]

@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "as SKIP; 'smoke' selects a few tests that touch every contract clause "
                              "(harness/testcase/smoke.py), under a tenth of the default tier (default: "
                              "$DYNAMO_SUITE_TIER, else default)")
-    for axis in registry.AXES[1:]:
+    for axis in registry.other_than_backend():
         _add_axis_option(choose, axis)
     choose.add_argument("--max-eager-share", metavar="F",
                         help="fail a test when one of its compiled calls ran more than this share of its graph's "
@@ -275,7 +275,7 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
             "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
             "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
             **{axis.record_key: registry.selected(axis)[0] if axis.per_run else list(registry.selected(axis))
-               for axis in registry.AXES[1:]},
+               for axis in registry.other_than_backend()},
             "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
             "shard": shard_text,

@@ -50,6 +50,10 @@ class ToyAxisTests(unittest.TestCase):
             def test_it(self):
                 self.compile(lambda x: x + 1)(torch.ones(2))
 
+            @axis.opt_out("toy", "fancy", "not for toys")
+            def test_plain_only(self):
+                self.compile(lambda x: x + 1)(torch.ones(2))
+
         ToyFamily.__module__ = __name__
         with mock.patch.dict(os.environ, {registry.BACKEND.env: "eager", TOY.env: "plain,fancy"}):
             for_each_backend(ToyFamily)
@@ -63,11 +67,17 @@ class ToyAxisTests(unittest.TestCase):
             case.run(result)
             self.assertEqual((result.errors, result.failures), ([], []))
             self.assertEqual(case.toy_seen, "fancy")
+            # An opt-out skips its value, with its reason, and only that value.
+            for generated, skipped in ((fancy, ["not run under toy 'fancy': not for toys"]), (module.ToyFamily_eager, [])):
+                result = unittest.TestResult()
+                generated("test_plain_only").run(result)
+                self.assertEqual(([reason for _, reason in result.skipped], result.errors, result.failures),
+                                 (skipped, [], []))
 
-    def test_an_opt_out_skips_its_value(self):
-        reason = axis.opt_out_reason(axis.opt_out("toy", "fancy", "not for toys")(type("F", (), {})), None, "toy",
-                                     "fancy")
-        self.assertEqual(reason, "not for toys")
+    def test_a_negated_opt_out_covers_every_other_value(self):
+        marked = axis.opt_out("toy", "!plain", "plain only")(type("F", (), {}))
+        self.assertEqual(axis.opt_out_reason(marked, None, "toy", "fancy"), "plain only")
+        self.assertIsNone(axis.opt_out_reason(marked, None, "toy", "plain"))
 
     def test_the_command_line_and_the_environment_choose_its_values(self):
         args = build_parser().parse_args(["--toys", "fancy"])

@@ -133,6 +133,13 @@ class MatchTests(unittest.TestCase):
         # Nightlies are pre-releases and must still match a plain range.
         self.assertTrue(entry.applies_to("test_mod.Family.test_one", Version("2.13.0.dev20250101"), {"backend": "eager"}))
 
+    def test_onednn_bfloat16_condition(self):
+        entry = self.entry(onednn_bf16=False)
+        for supported in (False, True):
+            with mock.patch("harness.compat.onednn_has_bfloat16", return_value=supported):
+                self.assertEqual(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "eager"}),
+                                 not supported)
+
     def test_candidates_keep_file_order(self):
         entries = [self.entry(backend="inductor"), self.entry(reason="second"), self.entry(reason="third")]
         found = candidates("test_mod.Family.test_one", self.V213, {"backend": "eager"}, entries)
