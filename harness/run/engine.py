@@ -69,7 +69,8 @@ class EngineOptions:
     timeout: float  # seconds per test; 0 = none
     root: Path
     workdir: Path
-    # A rerun: after a failure, a worker hands its later tests back unrun (outcome DEFERRED).
+    # A rerun: after a failure, a worker hands back unrun (outcome DEFERRED) the later tests
+    # it cannot show it is healthy for (harness.run.health).
     defer_after_failure: bool = False
     settings_file: Path | None = None  # the run's harness.settings, for the workers (None: their environment)
 
@@ -99,6 +100,8 @@ class ResultCollector:
         self._pid: dict[str, int | None] = {}  # worker id -> the process it runs now
         # (worker id, pid) -> the latest test that failed in that process
         self._last_failure: dict[tuple[str, int | None], str] = {}
+        # Tests whose worker showed it was healthy after its latest failure (harness.run.health).
+        self._trusted: set[str] = set()
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
         self._started[nodeid] = time.monotonic()
@@ -120,7 +123,7 @@ class ResultCollector:
 
     def _finish(self, result: TestResult, pid: int | None = None) -> None:
         process = (result.worker, pid)
-        if result.unexpected and process in self._last_failure:
+        if result.unexpected and process in self._last_failure and result.id not in self._trusted:
             result.after = self._last_failure[process]
         if result.outcome in FAILED_OUTCOMES:
             self._last_failure[process] = result.id
@@ -133,6 +136,8 @@ class ResultCollector:
         # The test's own call report comes after those of its subtests (made before its
         # cleanups recorded the metrics), so the last one.
         call = next((data for report, data in reversed(phases) if report.when == "call" and data), None)
+        if any(data and data.get("trusted") for _, data in phases):
+            self._trusted.add(info.id)
         decisive = call
         for report, data in phases:
             if data and data["outcome"] != "PASS" and (decisive is None or decisive["outcome"] == "PASS"):

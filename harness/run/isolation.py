@@ -4,9 +4,12 @@ A failing test can leave its worker process broken -- a backend's runtime that s
 working after one bad input, a lock still held after a timeout, state a crashed compile
 left half-built -- and every later test in that process then fails for a reason that is not
 its own. So a result is only taken as the test's own when nothing failed before it in its
-process. Every unexpected result that followed a failure in the same process, and whose
-problem (harness.report.problems) shows nowhere else, is rerun in fresh workers, which hand back (DEFERRED) whatever comes after their own first failure,
-until each such test has run with no failure before it:
+process, or when the process showed it still works after that failure (harness.run.health:
+a canary through the test's backend behaves as it did before anything failed). Every other
+unexpected result that followed a failure in the same process, and whose problem
+(harness.report.problems) shows nowhere else, is a *follower*: it is rerun in fresh
+workers, which hand back (DEFERRED) whatever they cannot vouch for after a failure of their
+own, until each such test has run with no failure before it:
 
 * it passes (or fails as expected) there: it is COLLATERAL of the earlier failure, which is
   the problem to look at, and it does not count as unexpected;

@@ -32,8 +32,10 @@ from typing import Any
 import pytest
 
 from harness import settings
+from harness.axes import device
 from harness.errors import innermost
 from harness.report.results import FAILED_OUTCOMES
+from harness.run.health import Health
 from harness.testcase import deadline as deadline_module
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
@@ -58,8 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--suite-watchdog", type=float, default=0.0,
                     help="seconds after which a stuck worker dumps its stack and exits (0: never)")
     group.addoption("--suite-defer-after-failure", action="store_true",
-                    help="once a test fails in a worker, hand every later test of that worker back "
-                         "unrun (DEFERRED), for a fresh worker to run")
+                    help="once a test fails in a worker, hand back unrun (DEFERRED) every later test "
+                         "the worker cannot show it is healthy for, for a fresh worker to run")
 
 
 def worker_log_path(workdir: str | os.PathLike, worker_id: str) -> Path:
@@ -79,8 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
     workdir = config.getoption("suite_workdir")
     if workerinput is not None and workdir:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
-    if workerinput is not None and config.getoption("suite_defer_after_failure"):
-        config.pluginmanager.register(DeferAfterFailure(), "dynamo_suite_defer_after_failure")
+    if workerinput is not None:
+        config.pluginmanager.register(HealthCheck(defer=config.getoption("suite_defer_after_failure")),
+                                      "dynamo_suite_health_check")
     if workerinput is not None and config.getoption("suite_settings"):
         settings.use(settings.Settings.read(config.getoption("suite_settings")))
     if workerinput is not None and settings.current().given(TIMINGS_ENV):
@@ -155,24 +158,41 @@ def watchdog(timeout: float) -> float:
     return timeout + max(10.0, 0.1 * timeout) if timeout > 0 else 0.0
 
 
-class DeferAfterFailure:
-    """In a rerun: a result only counts if nothing failed before it in its process, so after
-    a failure the rest of this process's tests are skipped at once and rerun elsewhere."""
+_TRUSTED = pytest.StashKey[bool]()
 
-    def __init__(self) -> None:
-        self.failed: str | None = None
+
+class HealthCheck:
+    """After a failure, a test's result is its own only once the worker has shown it still
+    works for that test's backend (harness.run.health): each report says whether it did.
+    In a rerun, a test it cannot be shown for is handed back unrun (DEFERRED), for a fresh
+    worker to run."""
+
+    def __init__(self, defer: bool) -> None:
+        self.health = Health()
+        self.defer = defer
+
+    @pytest.hookimpl(trylast=True)  # after the selection
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        backends = {backend.spec: backend for item in items
+                    if (backend := getattr(getattr(item, "cls", None), "backend", None)) is not None}
+        self.health.backends = list(backends.values())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.failed is not None:
-            pytest.skip(f"{DEFERRED}: {self.failed} failed earlier in this worker")
+        trusted = self.health.trusted(getattr(getattr(item, "cls", None), "backend", None), device.selected_name())
+        item.stash[_TRUSTED] = trusted
+        if self.defer and not trusted:
+            pytest.skip(f"{DEFERRED}: {self.health.failure} failed earlier in this worker")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the classification
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         outcome = yield
         data = dict(outcome.get_result().user_properties).get(PROPERTY)
-        if self.failed is None and data and data["outcome"] in FAILED_OUTCOMES:
-            self.failed = item.nodeid
+        if data:
+            data["trusted"] = item.stash.get(_TRUSTED, False)
+            if data["outcome"] in FAILED_OUTCOMES:
+                self.health.failed(item.nodeid)
 
 
 _TIMING = pytest.StashKey[dict]()

@@ -32,3 +32,51 @@ class IsolationSamples(unittest.TestCase):
 
     def test_1_d_passes_alone(self):
         self.check_process()
+
+
+# The same story through a backend, where the runner's canary (harness.run.health) can tell
+# a worker that still works after a failure from one that does not.
+_RUNTIME_BROKEN = []
+
+
+def _breakable_runtime(gm, example_inputs):
+    def run(*args):
+        if _RUNTIME_BROKEN:
+            raise RuntimeError("runtime error: semaphore already signaled")
+        return gm(*args)
+
+    return run
+
+
+def _backend():
+    from harness.axes.backends import Backend
+
+    return Backend(spec="test.harness.isolation_samples:breakable", name="breakable", _load=lambda: _breakable_runtime)
+
+
+class HealthSamples(unittest.TestCase):
+    backend = _backend()
+
+    def compile_and_run(self):
+        import torch
+
+        torch._dynamo.reset()
+        self.assertEqual(torch.compile(lambda x: x * 2, backend=self.backend)(torch.ones(2)).tolist(), [2.0, 2.0])
+
+    def test_0_fails_on_its_own(self):
+        self.compile_and_run()
+        self.assertEqual(1, 2)
+
+    def test_1_passes(self):
+        self.compile_and_run()
+
+    def test_2_breaks_the_runtime(self):
+        _RUNTIME_BROKEN.append(True)
+        raise RuntimeError("float64 buffers are not supported")
+
+    def test_3_passes_alone(self):
+        self.compile_and_run()
+
+    def test_4_fails_anyway(self):
+        self.compile_and_run()
+        self.assertEqual(1, 2)

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 from harness.report.results import BACKEND_INDEPENDENT, TestResult
-from harness.run import engine, isolation
+from harness.run import engine, health, isolation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = "test/harness/isolation_samples.py"
@@ -17,21 +17,24 @@ NAMES = ["test_0_breaks_the_process", "test_1_a_passes_alone", "test_1_b_passes_
          "test_1_d_passes_alone"]
 
 
-def _sample(name: str) -> engine.TestInfo:
-    return engine.TestInfo(id=f"test.harness.isolation_samples.IsolationSamples.{name}",
-                           nodeid=f"{SAMPLES}::IsolationSamples::{name}",
-                           scenario=f"isolation_samples.IsolationSamples.{name}",
-                           backend=BACKEND_INDEPENDENT, backend_spec="")
+def _sample(name: str, family: str = "IsolationSamples") -> engine.TestInfo:
+    backend = ("breakable", "test.harness.isolation_samples:breakable") if family == "HealthSamples" \
+        else (BACKEND_INDEPENDENT, "")
+    return engine.TestInfo(id=f"test.harness.isolation_samples.{family}.{name}",
+                           nodeid=f"{SAMPLES}::{family}::{name}",
+                           scenario=f"isolation_samples.{family}.{name}",
+                           backend=backend[0], backend_spec=backend[1])
 
 
-def _run(limits: isolation.RerunLimits) -> tuple[dict[str, TestResult], str]:
+def _run(limits: isolation.RerunLimits, names: list[str] = NAMES,
+         family: str = "IsolationSamples") -> tuple[dict[str, TestResult], str]:
     with tempfile.TemporaryDirectory() as directory:
         old_path = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = str(REPO_ROOT)
         try:
             options = engine.EngineOptions(jobs=1, timeout=60, root=REPO_ROOT, workdir=Path(directory))
             out = io.StringIO()
-            results = isolation.run([_sample(name) for name in NAMES], options, lambda count: lambda result: None,
+            results = isolation.run([_sample(name, family) for name in names], options, lambda count: lambda result: None,
                                     limits, out)
         finally:
             if old_path is None:
@@ -75,6 +78,85 @@ class RerunTests(unittest.TestCase):
         self.assertEqual(results["test_1_a_passes_alone"].outcome, "COLLATERAL")
         self.assertEqual([results[name].rerun for name in NAMES[2:]], ["not rerun"] * 3)
         self.assertEqual([results[name].outcome for name in NAMES[2:]], ["ERROR"] * 3)
+
+
+class HealthCheckTests(unittest.TestCase):
+    """Tests with a backend: after a failure the worker runs a canary through that backend,
+    and keeps going (results its own) while the canary behaves as it did before the failure:
+    genuine failures cost no rerun."""
+
+    def test_a_broken_runtime_still_makes_its_followers_rerun(self):
+        names = ["test_0_fails_on_its_own", "test_1_passes", "test_2_breaks_the_runtime", "test_3_passes_alone",
+                 "test_4_fails_anyway"]
+        results, out = _run(isolation.RerunLimits(), names, "HealthSamples")
+        self.assertEqual({name: result.outcome for name, result in results.items()}, {
+            "test_0_fails_on_its_own": "FAIL", "test_1_passes": "PASS", "test_2_breaks_the_runtime": "ERROR",
+            "test_3_passes_alone": "COLLATERAL", "test_4_fails_anyway": "FAIL"})
+        # test_2 followed test_0's failure, but the canary showed the worker still worked.
+        self.assertIsNone(results["test_2_breaks_the_runtime"].after)
+        self.assertEqual(results["test_3_passes_alone"].after, _sample("test_2_breaks_the_runtime", "HealthSamples").id)
+        # Only the two tests after the canary failed are rerun, in one pass.
+        self.assertIn("rerunning 2 test(s)", out)
+        self.assertIn("rerun done in 1 pass(es): 1 of 2 pass alone", out)
+
+
+class HealthTests(unittest.TestCase):
+    """harness.run.health's bookkeeping, with a canary whose behaviour the test sets."""
+
+    def setUp(self):
+        self.behaviour = {"a": health.Behaviour(error="ValueError: wrong"), "b": health.Behaviour(error="")}
+        self.runs: list[str] = []
+        self.health = health.Health(run_canary=self._canary)
+
+    def _canary(self, backend, device):
+        self.runs.append(backend.spec)
+        return self.behaviour[backend.spec]
+
+    def test_baselines_are_taken_before_any_failure_and_checked_once_per_failure(self):
+        a, b = _Spec("a"), _Spec("b")
+        self.assertTrue(self.health.trusted(a, "cpu") and self.health.trusted(a, "cpu"))
+        self.assertEqual(self.runs, ["a"])
+        self.health.failed("t1")
+        self.assertTrue(self.health.trusted(a, "cpu") and self.health.trusted(a, "cpu"))
+        self.assertEqual(self.runs, ["a", "a"])  # a backend wrong in its baseline is healthy when still wrong
+        self.assertFalse(self.health.trusted(b, "cpu"))  # first met after a failure: nothing to compare with
+        self.assertFalse(self.health.trusted(None, "cpu"))
+
+    def test_the_worker_baselines_every_backend_of_its_tests_before_its_first_test(self):
+        a, b = _Spec("a"), _Spec("b")
+        self.health.backends = [a, b]
+        self.assertTrue(self.health.trusted(a, "cpu"))
+        self.health.failed("t1")
+        self.assertTrue(self.health.trusted(b, "cpu"))
+        self.assertEqual(self.runs, ["a", "b", "b"])
+
+    def test_a_canary_that_changed_breaks_the_worker_for_good(self):
+        a = _Spec("a")
+        self.health.trusted(a, "cpu")
+        self.health.failed("t1")
+        self.behaviour["a"] = health.Behaviour(error="RuntimeError: semaphore already signaled")
+        self.assertFalse(self.health.trusted(a, "cpu"))
+        self.behaviour["a"] = health.Behaviour(error="ValueError: wrong")
+        self.assertFalse(self.health.trusted(a, "cpu"))
+        self.assertEqual(self.health.broken, "t1")
+
+    def test_the_real_canary_is_bit_for_bit_repeatable_and_leaves_no_state(self):
+        import torch
+
+        from harness import state
+
+        before, rng = state.snapshot(), torch.get_rng_state()
+        first, second = health.canary("aot_eager", "cpu"), health.canary("aot_eager", "cpu")
+        self.assertIsNotNone(first.values, first.error)
+        self.assertTrue(first.same_as(second))
+        self.assertFalse(first.same_as(health.Behaviour(error="RuntimeError: x")))
+        self.assertEqual(state.leaked(before, state.snapshot()), [])
+        self.assertTrue(torch.equal(rng, torch.get_rng_state()))
+
+
+class _Spec:
+    def __init__(self, spec: str):
+        self.spec = spec
 
 
 class FollowersTests(unittest.TestCase):

@@ -102,6 +102,16 @@ class LayeringTests(unittest.TestCase):
                 init = HARNESS.joinpath(*room.split(".")[1:], "__init__.py")
                 self.assertTrue(ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring")
 
+    def test_the_runner_never_imports_torch(self) -> None:
+        # run_tests.py stays a small process beside its workers (harness/run/collection.py).
+        import subprocess
+        import sys
+
+        code = ("import sys; import harness.run.cli, harness.run.engine, harness.run.isolation; "
+                "print(sorted(name for name in sys.modules if name.split('.')[0] == 'torch')[:3])")
+        loaded = subprocess.run([sys.executable, "-c", code], cwd=HARNESS.parent, capture_output=True, text=True, check=True)
+        self.assertEqual(loaded.stdout.strip(), "[]", loaded.stderr)
+
     def test_the_check_sees_imports_inside_functions(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             probe = Path(folder) / "probe.py"

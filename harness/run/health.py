@@ -1,0 +1,117 @@
+"""Is a worker still healthy after a failure? A canary answers in a fraction of a second.
+
+A failing test can break its worker for every later test (a runtime that stays broken, a
+lock left held), so a result after a failure is only trusted once the worker has shown it
+still works. Restarting the worker after every failure would show it, but a fresh worker
+costs an interpreter, torch and the test modules: seconds each, and a new backend fails a
+hundred tests. Instead each worker compiles a small canary program through each backend its
+tests use, before its first test of a backend (its *baseline*: how the canary behaves in a
+healthy process, right or wrong). After a failure, before the next
+test of a backend, the canary runs again through that backend; the worker is healthy for
+that backend when the canary behaves exactly as in its baseline (same values bit for bit,
+or the same error). Then that test's result is its own.
+
+When the canary behaves otherwise the worker is broken for good: every later result in it
+is a *follower* of the failure, which ``harness.run.isolation`` reruns in a fresh worker.
+A test with no baseline to compare against (no backend, or a backend the worker did not
+know of before the failure) is a follower too, as every test after a failure was before
+the canary.
+
+The canary leaves the state the tests see as it found it: Dynamo reset, global state
+restored, random streams untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# A failure's message can carry what differs between two runs of the same failure.
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the canary did: its outputs and gradients, or the error it raised."""
+
+    values: tuple | None = None  # CPU tensors
+    error: str = ""
+
+    def same_as(self, other: Behaviour) -> bool:
+        import torch
+
+        if self.values is None or other.values is None:
+            return self.values is other.values and self.error == other.error
+        return len(self.values) == len(other.values) and all(
+            mine.dtype == theirs.dtype and mine.shape == theirs.shape and torch.equal(mine, theirs)
+            for mine, theirs in zip(self.values, other.values))
+
+
+def _program(x, w, bias):
+    hidden = (x @ w + bias).relu()
+    return hidden.sum(dim=0), hidden.mean().exp()
+
+
+def canary(backend: Any, device: str) -> Behaviour:
+    """Compile and run the canary (forward and backward) through ``backend`` on ``device``."""
+    import torch
+
+    from harness import compat, state  # in the worker only: the runner never imports torch
+
+    before = state.snapshot()
+    compat.reset_dynamo()
+    try:
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            x = torch.linspace(-1.0, 1.0, 12, device=device).reshape(3, 4)
+            w = torch.linspace(-0.5, 0.5, 8, device=device).reshape(4, 2).requires_grad_()
+            bias = torch.tensor([0.25, -0.125], device=device, requires_grad=True)
+            outputs = torch.compile(_program, backend=backend)(x, w, bias)
+            (outputs[0].sum() + outputs[1]).backward()
+            values = (*outputs, w.grad, bias.grad)
+            return Behaviour(values=tuple(value.detach().to("cpu", copy=True) for value in values))
+    except Exception as error:  # the canary's failure is data: compared with the baseline's
+        message = (str(error).strip().splitlines() or [""])[0]
+        return Behaviour(error=f"{type(error).__name__}: {_ADDRESS.sub('0x?', message)}")
+    finally:
+        compat.reset_dynamo()
+        if state.leaked(before, state.snapshot()):  # a faulty backend's leak is no later test's
+            state.restore(before)
+
+
+class Health:
+    """One worker's record: the canary's baselines, the last failure, and for which
+    backends the worker has shown it is healthy since."""
+
+    def __init__(self, run_canary=canary) -> None:
+        self._run_canary = run_canary
+        self.backends: list[Any] = []  # those the worker's tests use: baselined together, before any failure
+        self.baselines: dict[str, Behaviour] = {}  # backend spec -> the canary in a healthy worker
+        self.failure: str | None = None  # the latest failing test in this worker
+        self.healthy_since_failure: set[str] = set()  # specs whose canary matched since then
+        self.broken: str | None = None  # the failure after which a canary misbehaved
+
+    def trusted(self, backend: Any, device: str) -> bool:
+        """Before a test of ``backend`` (None: a test without one): can its result be taken
+        as its own? Runs the canary when that is what tells."""
+        spec = getattr(backend, "spec", None)
+        if self.failure is None:
+            if spec is not None and spec not in self.baselines:
+                # All at once: a backend first met after a failure would have no baseline.
+                for each in [backend, *self.backends]:
+                    if each.spec not in self.baselines:
+                        self.baselines[each.spec] = self._run_canary(each, device)
+            return True
+        if self.broken is not None or spec is None or spec not in self.baselines:
+            return False
+        if spec not in self.healthy_since_failure:
+            if not self._run_canary(backend, device).same_as(self.baselines[spec]):
+                self.broken = self.failure
+                return False
+            self.healthy_since_failure.add(spec)
+        return True
+
+    def failed(self, test: str) -> None:
+        """``test`` failed (or failed as expected): every backend must show its health again."""
+        self.failure = test
+        self.healthy_since_failure.clear()
