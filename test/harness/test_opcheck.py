@@ -55,6 +55,16 @@ def _dropout(x):
     return torch.nn.functional.dropout(x, p=0.5, training=True)
 
 
+class QuickTierTests(unittest.TestCase):
+    def test_every_quick_tier_name_is_an_opinfo_without_variants(self):
+        # The quick tier's tests are generated from its names alone (listing them needs no
+        # OpInfo database), so a name that matches none would only ever skip.
+        from test.dynamo.test_op_sweep import QUICK_TIER, _quick_op
+
+        missing = [name for names in QUICK_TIER.values() for name in names if _quick_op(name) is None]
+        self.assertEqual(missing, [])
+
+
 class RandomOpCheckTests(unittest.TestCase):
     def setUp(self):
         compat.reset_dynamo()
