@@ -5,8 +5,8 @@ lock left held), so a result after a failure is only trusted once the worker has
 still works. Restarting the worker after every failure would show it, but a fresh worker
 costs an interpreter, torch and the test modules: seconds each, and a new backend fails a
 hundred tests. Instead each worker compiles a small canary program through each backend its
-tests use, before its first test of a backend (its *baseline*: how the canary behaves in a
-healthy process, right or wrong). After a failure, before the next
+tests use, before its first test (its *baseline*: how the canary behaves in a healthy
+process, right or wrong; outside any test's time and time limit). After a failure, before the next
 test of a backend, the canary runs again through that backend; the worker is healthy for
 that backend when the canary behaves exactly as in its baseline (same values bit for bit,
 or the same error). Then that test's result is its own.
@@ -85,11 +85,18 @@ class Health:
 
     def __init__(self, run_canary=canary) -> None:
         self._run_canary = run_canary
-        self.backends: list[Any] = []  # those the worker's tests use: baselined together, before any failure
+        self.backends: list[Any] = []  # those the worker's tests use (take_baselines)
         self.baselines: dict[str, Behaviour] = {}  # backend spec -> the canary in a healthy worker
         self.failure: str | None = None  # the latest failing test in this worker
         self.healthy_since_failure: set[str] = set()  # specs whose canary matched since then
         self.broken: str | None = None  # the failure after which a canary misbehaved
+
+    def take_baselines(self, device: str) -> None:
+        """The canary through each of ``self.backends``, in a worker where nothing failed yet."""
+        if self.failure is None:
+            for backend in self.backends:
+                if backend.spec not in self.baselines:
+                    self.baselines[backend.spec] = self._run_canary(backend, device)
 
     def trusted(self, backend: Any, device: str) -> bool:
         """Before a test of ``backend`` (None: a test without one): can its result be taken
@@ -97,10 +104,7 @@ class Health:
         spec = getattr(backend, "spec", None)
         if self.failure is None:
             if spec is not None and spec not in self.baselines:
-                # All at once: a backend first met after a failure would have no baseline.
-                for each in [backend, *self.backends]:
-                    if each.spec not in self.baselines:
-                        self.baselines[each.spec] = self._run_canary(each, device)
+                self.baselines[spec] = self._run_canary(backend, device)
             return True
         if self.broken is not None or spec is None or spec not in self.baselines:
             return False

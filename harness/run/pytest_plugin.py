@@ -82,7 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and workdir:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
     if workerinput is not None:
-        config.pluginmanager.register(HealthCheck(defer=config.getoption("suite_defer_after_failure")),
+        config.pluginmanager.register(HealthCheck(defer=config.getoption("suite_defer_after_failure"),
+                                                  watchdog=config.getoption("suite_watchdog")),
                                       "dynamo_suite_health_check")
     if workerinput is not None and config.getoption("suite_settings"):
         settings.use(settings.Settings.read(config.getoption("suite_settings")))
@@ -167,9 +168,10 @@ class HealthCheck:
     In a rerun, a test it cannot be shown for is handed back unrun (DEFERRED), for a fresh
     worker to run."""
 
-    def __init__(self, defer: bool) -> None:
+    def __init__(self, defer: bool, watchdog: float) -> None:
         self.health = Health()
         self.defer = defer
+        self.watchdog = watchdog
 
     @pytest.hookimpl(trylast=True)  # after the selection
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
@@ -177,6 +179,19 @@ class HealthCheck:
         backends = {backend.spec: backend for item in items
                     if (backend := getattr(getattr(item, "cls", None), "backend", None)) is not None}
         self.health.backends = list(backends.values())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        # Before the first test, outside every test's time limit; a canary stuck for good
+        # ends the worker as a stuck test would, its stack in the worker log.
+        if self.watchdog > 0:
+            faulthandler.dump_traceback_later(self.watchdog, exit=True, file=sys.__stderr__)
+        try:
+            self.health.take_baselines(device.selected_name())
+        finally:
+            if self.watchdog > 0:
+                faulthandler.cancel_dump_traceback_later()
+        yield
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

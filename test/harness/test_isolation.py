@@ -125,6 +125,7 @@ class HealthTests(unittest.TestCase):
     def test_the_worker_baselines_every_backend_of_its_tests_before_its_first_test(self):
         a, b = _Spec("a"), _Spec("b")
         self.health.backends = [a, b]
+        self.health.take_baselines("cpu")
         self.assertTrue(self.health.trusted(a, "cpu"))
         self.health.failed("t1")
         self.assertTrue(self.health.trusted(b, "cpu"))
