@@ -3,7 +3,7 @@ weights, a small configuration and nothing downloaded: torchvision's and transfo
 own model classes built from configs, torch's ``nn.Transformer``, and two models written
 here where no library has one small enough (a UNet block, an LSTM language model).
 
-The self-test (``test/harness/test_faulty_models.py``) breaks what these models hand the
+The self-test (``test/proofs/test_faulty_models.py``) breaks what these models hand the
 backend and no small scenario does (attention kernels, group_norm, transposed convolution,
 BatchNorm's buffer updates, big graphs) and requires the affected model tests to fail.
 """

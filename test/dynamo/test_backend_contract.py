@@ -4,7 +4,7 @@ indistinguishable from ``f(*args)`` in everything a user can observe.
 Each family makes one clause observable; inputs are chosen to expose the usual ways a
 backend goes wrong (kernels that assume dense row-major inputs, output buffers reused
 between calls, caches keyed too loosely, runtime wrappers that touch global state).
-``test/harness/test_faulty_backends.py`` proves each family fails on a backend that breaks
+``test/proofs/test_faulty_backends.py`` proves each family fails on a backend that breaks
 its clause; the table in docs/checks.md lists which.
 """
 

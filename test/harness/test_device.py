@@ -97,7 +97,7 @@ class RunnerTests(unittest.TestCase):
         # An explicit cpu enters the same per-test device context as cuda would: a scenario
         # that left it on (or created tensors off the default device) would fail here.
         with tempfile.TemporaryDirectory() as report_dir:
-            done = run_cli("--device", "cpu", "--backend", "aot_eager", "-j", "1", "--op-sweep", "none",
+            done = run_cli("--device", "cpu", "--backend", "aot_eager", "--op-sweep", "none",
                            "-k", "InputMutationTests", "-k", "ArgDupeRecompileTests", "-k", "GradientContractTests",
                            "-k", "LSTMTests", "-k", "GeneratedProgramTests_aot_eager.test_seed_000",
                            "--report-dir", report_dir, timeout=900)

@@ -17,8 +17,9 @@ from unittest import mock
 
 from harness.testcase import smoke
 from harness.run.collection import collect
-from test.harness import (faulty_backends, test_eager_share_faults, test_faulty_backends, test_faulty_models,
-                          test_faulty_transforms, test_variant_faults)
+from test.harness import faulty_backends
+from test.proofs import (test_eager_share_faults, test_faulty_backends, test_faulty_models, test_faulty_transforms,
+                         test_variant_faults)
 from test.harness.cli import run_cli
 
 MODULE = "test.dynamo."

@@ -10,15 +10,15 @@ re-exported here, so ``test.harness.faulty_backends:NAME`` names any of them. Ea
 holds one catalogue, with the self-test that runs it:
 
 * ``contract``: one clause of the backend contract each (docs/checks.md;
-  test/harness/test_faulty_backends.py), and ``crashes_and_hangs``, the crashes and hangs a
+  test/proofs/test_faulty_backends.py), and ``crashes_and_hangs``, the crashes and hangs a
   runner must survive (test/harness/test_runner.py);
-* ``models``: what only real models exercise (test/harness/test_faulty_models.py);
+* ``models``: what only real models exercise (test/proofs/test_faulty_models.py);
 * ``isolation``: what a runner must contain, a runtime broken for the rest of the process
   and a compiler that never returns (test/harness/test_isolation.py);
 * ``axes``: faults on one axis only, right under ``static`` and float32
-  (harness/axes/variants.py; test/harness/test_variant_faults.py);
+  (harness/axes/variants.py; test/proofs/test_variant_faults.py);
 * ``eager_share``: silent eager fallback, every result right
-  (harness/measure/eager_share.py; test/harness/test_eager_share_faults.py);
+  (harness/measure/eager_share.py; test/proofs/test_eager_share_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how

@@ -1,6 +1,6 @@
 """Faulty backends wrong on one axis only (harness/axes/variants.py, harness/axes/dtypes.py):
 right under ``static`` and float32, wrong under the variant or dtype that gives the backend
-what it mishandles (test/harness/test_variant_faults.py)."""
+what it mishandles (test/proofs/test_variant_faults.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Faulty backends that each break one clause of the backend contract (see the table in
-docs/checks.md). test/harness/test_faulty_backends.py runs them against the scenario
+docs/checks.md). test/proofs/test_faulty_backends.py runs them against the scenario
 families that must catch them; ``crashes_and_hangs``, which breaks *compiling returns*, is
 what the runner must survive in test/harness/test_runner.py."""
 

@@ -1,6 +1,6 @@
 """Faulty backends that fall back to eager silently (harness/measure/eager_share.py): every
 result is right, so only the eager share shows that the backend's own runtime did not run
-the graph (test/harness/test_eager_share_faults.py). Where they do compile, they compile
+the graph (test/proofs/test_eager_share_faults.py). Where they do compile, they compile
 with inductor."""
 
 from __future__ import annotations

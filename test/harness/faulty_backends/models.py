@@ -1,4 +1,4 @@
-"""Faulty backends that only real models exercise (test/harness/test_faulty_models.py).
+"""Faulty backends that only real models exercise (test/proofs/test_faulty_models.py).
 
 Each is an AOTAutograd backend (aot_eager's partitioner and input-mutation handling) that
 miscompiles one kind of ATen node of the forward graph and compiles the rest correctly.

@@ -1,0 +1,60 @@
+"""Generated programs find the faulty backends a program can show: within the default
+budget, each such fault makes some program disagree with eager, and a run reports the
+disagreement shrunk, with a repro."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import unittest
+
+import torch
+import torch._dynamo
+
+from harness.generated import programs
+from harness.generated.differential import disagreement
+from test.dynamo.test_generated_programs import DEFAULT_BUDGET
+from test.harness import faulty_backends
+from test.harness.cli import read_results, run_cli
+from test.harness.test_generated_programs import _compile_with
+
+# The faults a generated program can show (the others are about guards, RNG, global state,
+# subclasses or specific operators, which these programs do not touch by design).
+FOUND_BY_PROGRAMS = ("wrong_values", "upcasts_outputs", "copies_outputs", "detaches_outputs", "assumes_contiguous",
+                     "drops_input_mutations", "runs_graph_twice", "wrong_gradients", "reuses_output_buffers",
+                     "writes_results_into_inputs")
+
+
+class FaultsFoundTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_each_fault_is_found_by_the_default_budget(self):
+        chosen = [programs.generate(seed) for seed in range(DEFAULT_BUDGET)]
+        for name in FOUND_BY_PROGRAMS:
+            compile_ = _compile_with(getattr(faulty_backends, name))
+            found = []
+            for program in chosen:
+                torch._dynamo.reset()
+                if disagreement(program, compile_) is not None:
+                    found.append(program.seed)
+            with self.subTest(fault=name):
+                self.assertTrue(found, f"no program of the default budget ({DEFAULT_BUDGET}) disagrees under {name}")
+
+    def test_a_failing_program_is_reported_shrunk_with_a_repro(self):
+        """Through the runner: the reason names the check, the failure shows the shrunk
+        program, and the problem's repro holds the shrunk program's graph."""
+        backend = "test.harness.faulty_backends:drops_input_mutations"
+        test_id = "test.dynamo.test_generated_programs.GeneratedProgramTests_drops_input_mutations.test_seed_0013"
+        with tempfile.TemporaryDirectory() as report_dir:
+            done = run_cli("--backend", backend, "-k", test_id, "--report-dir", report_dir)
+            self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+            (test,) = read_results(report_dir)["tests"]
+            self.assertEqual(test["outcome"], "FAIL")
+            self.assertRegex(test["reason"], "generated program disagrees with eager: inputs after the call")
+            self.assertIn("shrunk from 4 to 1 statements", test["details"])
+            self.assertRegex(done.stdout, re.escape("repro: python ") + r"\S+repros/\S+\.py")
+
+
+if __name__ == "__main__":
+    unittest.main()
