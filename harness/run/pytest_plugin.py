@@ -19,6 +19,7 @@ reports of crashed workers, into results.
 
 from __future__ import annotations
 
+import atexit
 import faulthandler
 import json
 import os
@@ -35,6 +36,7 @@ from harness import settings
 from harness.axes import device
 from harness.errors import innermost
 from harness.report.results import FAILED_OUTCOMES
+from harness.run.collection import exit_at_once
 from harness.run.health import Health
 from harness.testcase import deadline as deadline_module
 
@@ -82,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and workdir:
         config.pluginmanager.register(WorkerLog(config, workdir, workerinput["workerid"]), "dynamo_suite_worker_log")
     if workerinput is not None:
+        # Once the worker is done (after pytest and xdist, at interpreter exit), it leaves
+        # without tearing torch down: seconds per worker, for nothing.
+        atexit.register(exit_at_once, 0)
         config.pluginmanager.register(HealthCheck(defer=config.getoption("suite_defer_after_failure"),
                                                   watchdog=config.getoption("suite_watchdog")),
                                       "dynamo_suite_health_check")
