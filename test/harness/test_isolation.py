@@ -151,6 +151,9 @@ class HealthTests(unittest.TestCase):
         self.assertIsNotNone(first.values, first.error)
         self.assertTrue(first.same_as(second))
         self.assertFalse(first.same_as(health.Behaviour(error="RuntimeError: x")))
+        nan = health.Behaviour(values=(torch.tensor([float("nan"), 1.0]),))
+        self.assertTrue(nan.same_as(health.Behaviour(values=(torch.tensor([float("nan"), 1.0]),))))
+        self.assertFalse(nan.same_as(health.Behaviour(values=(torch.tensor([float("nan"), 1.5]),))))
         self.assertEqual(state.leaked(before, state.snapshot()), [])
         self.assertTrue(torch.equal(rng, torch.get_rng_state()))
 
