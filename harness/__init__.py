@@ -37,6 +37,7 @@ _EXPORTS = {
     "harness.compat": ("normalize_guard_reason",),
     "harness.measure.counters": ("CompileCounter", "CompileCounterWithBackend", "count_ops"),
     "harness.testcase.expectations": ("Expectation", "ExpectationError"),
+    "harness.checks.models": ("ModelSpec",),
     "harness.measure.guards": ("GuardFailureRecorder",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 PREFIX = "DYNAMO_SUITE_"
-# Chosen by the user (run_tests.py has an option for each but IMPORTS).
+# Chosen by the user: by option, by environment or in the project's pyproject.toml
+# (harness.project.config; IMPORTS, SCENARIOS and MODELS have no option).
 BACKENDS = "DYNAMO_SUITE_BACKENDS"  # the backend axis (harness.axes.registry)
 VARIANTS = "DYNAMO_SUITE_VARIANTS"
 DTYPES = "DYNAMO_SUITE_DTYPES"
 DEVICE = "DYNAMO_SUITE_DEVICE"
 IMPORTS = "DYNAMO_SUITE_IMPORTS"  # modules to import first: they may register backends or a device
+SCENARIOS = "DYNAMO_SUITE_SCENARIOS"  # a project's own scenario files or modules (harness.project.extensions)
+MODELS = "DYNAMO_SUITE_MODELS"  # a project's own models for test_models.py (harness.project.extensions)
 EXPECTATIONS = "DYNAMO_SUITE_EXPECTATIONS"  # harness.testcase.expectations
 TIER = "DYNAMO_SUITE_TIER"  # harness.testcase.tiers
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
@@ -38,7 +41,7 @@ CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of fa
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)
 
 # What a repro needs, beside the test's own axis values, to run a scenario as the run did.
-REPRO = (IMPORTS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, MAX_EAGER_SHARE)
+REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, MAX_EAGER_SHARE)
 
 FILE_OPTION = "--dynamo-suite-settings"  # the pytest option a worker gets its settings file with
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness import settings
 from harness.axes import registry
+from harness.project import layout
 from harness.report import eager_share, problems
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
@@ -19,7 +20,7 @@ GENERATED_PREFIX = "test_generated_programs."
 def repro_command(test: TestResult, expectations: str | None = None, run: dict | None = None) -> str:
     """Reruns only this test, on only this backend, in one worker (in the run's tier, and
     with its operator sweep when the test is an operator's)."""
-    parts = ["python", "run_tests.py"]
+    parts = shlex.split((run or {}).get("command") or layout.CLONE_COMMAND)
     if test.backend_spec:
         parts += ["--backend", test.backend_spec]
     run = run or {}

@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.axes import registry
+from harness.project import extensions, layout
+from harness.settings import SCENARIOS
 from harness.report.problems import Problem
 from harness.report.results import RunResults, TestResult, write_atomic
 
 _LIBRARY = Path(__file__).resolve().parents[1] / "measure" / "repro.py"
 _COPIED = ("GLOBALS", "make_input", "build")
-SUITE_ROOT = Path(__file__).resolve().parents[2]
+SUITE_ROOT = layout.SUITE_ROOT
 
 
 def _copied_source() -> str:
@@ -74,7 +76,8 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
     settings = {
         "PROBLEM": problem.id,
         "BACKEND": test.backend_spec or test.backend,
-        "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT)],
+        "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT),
+                        *extensions.import_dirs(run.get("environment", {}).get(SCENARIOS, ""))],
         "SCENARIO": [module, family, method],
         "ENVIRONMENT": {**run.get("environment", {}),
                         **{axis.env: test.axis(axis.name) for axis in registry.beside_backend()
@@ -87,7 +90,7 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
     header = (f'"""Standalone repro of a dynamo-aot-suite problem: {problem.id}\n\n'
               f"{problem.outcome} on backend {problem.backend}, {len(problem.tests)} test(s); made from "
               f"{test.id}\n  {test.reason}\n\n"
-              f"Written by run_tests.py with torch {run.get('torch', '?')}.\n\n"
+              f"Written by {run.get('command') or layout.CLONE_COMMAND} with torch {run.get('torch', '?')}.\n\n"
               f"    python {problem.id}.py                      # exit 1: the problem shows; 0: it does not\n"
               f"    python {problem.id}.py --backend aot_eager  # the same against another backend\n"
               f'"""\n')

@@ -5,6 +5,10 @@
   ``skip`` for crashes and timeouts, which would take the run down with them again).
 * An ``xfail`` entry whose every test in this run passed (XPASS) is removed.
 
+It writes only the project's own file. An entry of the bundled file (or another beneath)
+whose tests passed is taken back for them with a ``pass`` entry; a ``pass`` entry of the
+project's whose every test failed is removed, so the entry beneath decides again.
+
 The file is edited as text: entries are appended at the end or cut out with the comment
 lines directly above them; everything else stays byte for byte, so the diff shows only the
 change.
@@ -55,8 +59,11 @@ def _toml_string(text: str) -> str:
 
 
 def _new_entry(test: TestResult, torch_version: str, run: dict | None = None) -> str:
-    status = "skip" if test.outcome in ("CRASH", "TIMEOUT") else "xfail"
-    reason = f"observed {test.outcome}: {test.reason}"
+    if test.outcome == "XPASS":
+        status, reason = "pass", f"passes here, where {test.expectation} expects a failure"
+    else:
+        status = "skip" if test.outcome in ("CRASH", "TIMEOUT") else "xfail"
+        reason = f"observed {test.outcome}: {test.reason}"
     if len(reason) > _REASON_LIMIT:
         reason = reason[: _REASON_LIMIT - 1] + "…"
     lines = ["[[expect]]", f"test = {_toml_string(test.scenario)}"]
@@ -104,13 +111,19 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
     drop = set()
     for index, entry in enumerate(entries):
         tests = governed.get(entry.source, [])
-        if entry.status != "xfail" or not tests:
+        if not tests or entry.status == "skip":
             continue
-        if all(test.outcome == "XPASS" for test in tests):
+        wrong = "XPASS" if entry.status == "xfail" else None
+        if entry.status == "pass":
+            wrong = next((outcome for outcome in ("FAIL", "ERROR", "CRASH", "TIMEOUT")
+                          if any(test.outcome == outcome for test in tests)), None)
+        if wrong and all(test.unexpected for test in tests):
             drop.add(index)
-            changes.dropped.append(f"{entry.test} [{entry.source}] (passed on {len(tests)} test(s))")
-        elif any(test.outcome == "XPASS" for test in tests):
+            changes.dropped.append(f"{entry.test} [{entry.source}] ({'passed' if wrong == 'XPASS' else 'failed'} "
+                                   f"on {len(tests)} test(s))")
+        elif wrong:
             changes.kept.append(f"{entry.test} [{entry.source}]")
+    ours = {entry.source for entry in entries}
 
     kept_lines = [line for index, (start, end) in enumerate(spans) if index not in drop
                   for line in lines[start:end]]
@@ -118,16 +131,20 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
     new_text = "".join(preamble + kept_lines)
 
     failing = sorted((test for test in results.tests
-                      if test.outcome in ("FAIL", "ERROR", "CRASH", "TIMEOUT") and not test.expectation),
+                      if (test.outcome in ("FAIL", "ERROR", "CRASH", "TIMEOUT") and not test.expectation)
+                      or (test.outcome == "XPASS" and test.expectation not in ours)),
                      key=lambda test: (test.scenario, test.backend))
     if failing:
         torch_version = results.run.get("torch", "")
         today = datetime.date.today().isoformat()
-        blocks = [f"# Added by run_tests.py --accept on {today} (torch {torch_version}): observed, "
+        command = results.run.get("command") or "run_tests.py"
+        blocks = [f"# Added by {command.split()[-1]} --accept on {today} (torch {torch_version}): observed, "
                   "not yet explained."]
         blocks += [_new_entry(test, torch_version, results.run) for test in failing]
         new_text = new_text.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n"
         changes.added = [f"{test.scenario} on {test.backend}: {test.outcome}" for test in failing]
+        if any(test.outcome == "XPASS" for test in failing):
+            blocks[0] += " A 'pass' entry takes back, for its tests, an expected failure of the file beneath."
     if new_text != text:
         expectations.parse(new_text, str(path))  # never write a file the next run cannot read
         write_atomic(path, new_text)

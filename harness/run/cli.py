@@ -1,5 +1,7 @@
-"""``run_tests.py``: choose tests, run them in worker processes, write the reports, say
-what was unexpected and what changed since a baseline.
+"""The command (``dynamo-aot-suite``, or ``python run_tests.py`` in a clone): choose tests,
+run them in worker processes, write the reports, say what was unexpected and what changed
+since a baseline. Options come from the command line, then the environment, then the
+project's ``pyproject.toml`` (harness.project.config).
 
 Exit codes: 0 every result as expected, 1 unexpected results (or new failures against
 --baseline), 2 a usage or configuration error -- reported in one line, before any test runs.
@@ -25,11 +27,12 @@ from harness import settings
 from harness.axes import device, registry
 from harness.axes.axis import AxisError
 from harness.measure import share_limit
+from harness.project import config, layout
 from harness.run import warmup
 from harness.testcase import tiers
 
-ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT_DIR = "reports"
+FAIL_ON = ("unexpected", "regressions", "metrics")
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -57,12 +60,16 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see python run_tests.py --help)")
+        raise UsageError(f"{message} (see {self.command} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="run_tests.py", description=DESCRIPTION,
+def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser:
+    description = DESCRIPTION.replace(f"{layout.CLONE_COMMAND} ", f"{command} ")
+    parser = _Parser(prog=command.split()[-1], description=description,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.command = command
+    # Not options: what the run was started with (main sets the project's configuration).
+    parser.set_defaults(command=command, project=config.ProjectConfig())
     choose = parser.add_argument_group("what to run")
     _add_axis_option(choose, registry.BACKEND)
     choose.add_argument("-k", dest="patterns", metavar="PATTERN", action="append", default=[],
@@ -95,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "[[eager_share]] entries in the expectations file set it per backend or test)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
-                        help="expected failures/skips to apply (default: harness/expectations.toml)")
+                        help="your project's expected failures and skips, read over the bundled ones (which "
+                             "always apply; an entry of yours wins where both match); --accept writes here "
+                             "(default: $DYNAMO_SUITE_EXPECTATIONS, else none; in a clone --accept writes to "
+                             "harness/expectations.toml)")
     how = parser.add_argument_group("how to run")
     how.add_argument("-j", "--jobs", default="auto", metavar="N",
                      help="worker processes: a number, or 'auto' for one per core (default: auto)")
@@ -118,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--baseline", metavar="FILE",
                      help="an earlier results.json: report newly failing, newly passing and changed "
                           "tests; new failures exit 1")
-    out.add_argument("--fail-on", choices=("unexpected", "regressions", "metrics"), default="unexpected",
+    out.add_argument("--fail-on", choices=FAIL_ON, default="unexpected",
                      help="what exits 1: any unexpected result (default); only tests newly failing against "
                           "--baseline (for a nightly on a torch the expectations do not cover); or those and "
                           "metric regressions against --baseline too (more frames, graph breaks, recompiles, "
@@ -192,25 +202,54 @@ def _interrupt(signum, frame) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+def console_main() -> int:
+    """The installed console command."""
+    return main(command=layout.COMMAND)
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None, command: str = layout.CLONE_COMMAND) -> int:
     out = out or sys.stdout
+    name = command.split()[-1]
     # A CI job that is cancelled sends SIGTERM: stop the workers and keep the old reports,
     # as for Ctrl-C, rather than dying with workers and temporary files left behind.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        args = build_parser().parse_args(argv)
+        project = _load_project()
+        parser = build_parser(command)
+        parser.set_defaults(**_option_defaults(project), project=project)
+        args = parser.parse_args(argv)
         args.argv = list(sys.argv[1:] if argv is None else argv)
         return _main(args, out)
     except UsageError as error:
-        print(f"run_tests.py: error: {error}", file=sys.stderr)
+        print(f"{name}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\nrun_tests.py: interrupted; earlier reports left as they were", file=sys.stderr)
+        print(f"\n{name}: interrupted; earlier reports left as they were", file=sys.stderr)
         return 130
 
 
+def _load_project() -> config.ProjectConfig:
+    try:
+        return config.load()
+    except config.ConfigError as error:
+        raise UsageError(str(error))
+
+
+def _option_defaults(project: config.ProjectConfig) -> dict:
+    """The options the project's file gives, checked as the command line's would be."""
+    defaults = dict(project.options)
+    if "timeout" in defaults:
+        try:
+            defaults["timeout"] = float(defaults["timeout"])
+        except ValueError:
+            raise UsageError(f"{project.where('timeout')}: '{defaults['timeout']}' is not a number of seconds")
+    if defaults.get("fail_on", FAIL_ON[0]) not in FAIL_ON:
+        raise UsageError(f"{project.where('fail_on')}: '{defaults['fail_on']}' is not one of {', '.join(FAIL_ON)}")
+    return defaults
+
+
 def _main(args: argparse.Namespace, out: TextIO) -> int:
-    jobs = parse_jobs(args.jobs)
+    jobs = _from_project(args, "jobs", parse_jobs)
     if args.timeout is not None and args.timeout < 0:
         raise UsageError(f"bad --timeout {args.timeout:g}: give seconds >= 0 (0 turns the timeout off)")
     if args.rerun_limit < 0 or args.rerun_time < 0:
@@ -218,7 +257,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
     shard = _parse_shard(args.shard) if args.shard else None
     if args.fail_on in ("regressions", "metrics") and not args.baseline:
         raise UsageError(f"--fail-on {args.fail_on} needs --baseline FILE to tell what is new")
-    report_dir = prepare_report_dir(args.report_dir) if not args.list else None
+    report_dir = _from_project(args, "report_dir", prepare_report_dir) if not args.list else None
     baseline = _load_results(args.baseline) if args.baseline else None
     if args.merge:
         return _merge(args, report_dir, out, baseline)
@@ -229,14 +268,25 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         return _run_suite(args, run_settings, jobs, shard, report_dir, baseline, out)
 
 
+def _from_project(args: argparse.Namespace, option: str, check):
+    """``check(args.<option>)``, its error prefixed with the project file's line when the
+    value came from there."""
+    try:
+        return check(getattr(args, option))
+    except UsageError as error:
+        where = args.project.where(option) if getattr(args, option) == args.project.options.get(option) else None
+        raise UsageError(f"{where}: {error}" if where else str(error))
+
+
 def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: int, shard: tuple[int, int] | None,
                report_dir: Path | None, baseline, out: TextIO) -> int:
     if args.minify:
         return _minify(args, run_settings, report_dir)
     with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
-        collected = _collect(run_settings)
-        expectations_file = _check_expectations(args)
-        run_settings = run_settings.replace(**{settings.EXPECTATIONS: str(expectations_file)})
+        collected = _collect(run_settings, args)
+        expectations_file = _check_expectations(args, run_settings)
+        run_settings = run_settings.replace(**{settings.EXPECTATIONS: str(expectations_file) if expectations_file
+                                               else None})
         settings.use(run_settings)
         torch_version, chosen = collected.torch_version, collected.backends
         tests = _choose_tests(collected.tests, args, shard)
@@ -258,7 +308,8 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
     clock = time.monotonic()
     # Where workers leave the graphs of failing tests, for the repro files (harness.measure.repro).
     capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
-    by_id = _run(tests, jobs, args, run_settings.replace(**{settings.CAPTURE_DIR: capture.name}), out)
+    by_id = _run(tests, jobs, args, run_settings.replace(**{settings.CAPTURE_DIR: capture.name}), out,
+                 collected.root)
 
     from harness.report.results import RunResults
 
@@ -283,7 +334,9 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
             "timeout_s": args.timeout,  # null: each test's own limit (tests[].time_limit_s)
             "rerun_limit": args.rerun_limit,
             "rerun_time_s": args.rerun_time,
-            "expectations": str(expectations_file),
+            "expectations": str(expectations_file) if expectations_file else None,  # the project's own
+            "expectation_files": [str(path) for path in _expectation_files(expectations_file)],  # first match wins
+            "command": args.command,  # how reruns and repros start the suite
             "argv": args.argv,
             "cwd": os.getcwd(),
             # What a repro needs to run a scenario as this run did.
@@ -300,7 +353,7 @@ def _minify(args: argparse.Namespace, run_settings: settings.Settings, report_di
     """In a process of its own: the runner does not import torch."""
     import subprocess
 
-    _collect(run_settings)  # a bad --backend or a missing torch stops here, in one line
+    _collect(run_settings, args)  # a bad --backend or a missing torch stops here, in one line
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-minify-") as directory:
         handed = run_settings.write(Path(directory) / "settings.json")
         done = subprocess.run([sys.executable, "-m", "harness.run.minify", args.minify,
@@ -309,59 +362,91 @@ def _minify(args: argparse.Namespace, run_settings: settings.Settings, report_di
 
 
 def _configure(args: argparse.Namespace) -> settings.Settings:
-    """The run's settings: the command line over the environment, each checked here so a
-    mistake stops the run in one line before anything starts."""
+    """The run's settings: the command line over the environment over the project's file,
+    each checked here so a mistake stops the run in one line, saying where it was set,
+    before anything starts."""
     given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
     given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
-                  settings.MAX_EAGER_SHARE: args.max_eager_share})
-    run_settings = settings.from_environment().replace(
-        **{name: value for name, value in given.items() if value is not None})
+                  settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations})
+    given = {name: value for name, value in given.items() if value is not None}
+    run_settings = settings.Settings(args.project.settings).replace(**settings.from_environment().values).replace(
+        **given)
+
+    def at(name: str, message: str) -> str:
+        """``message``, after the project file's line when the value of setting ``name``
+        came from there (the command line and the environment name themselves)."""
+        from_file = name not in given and not settings.from_environment().given(name)
+        return f"{args.project.where(name)}: {message}" if from_file and args.project.where(name) else message
+
     with settings.using(run_settings):
         for axis in registry.AXES:
             try:
                 registry.selected(axis)  # a device is checked further where torch is imported (collection)
             except AxisError as error:
-                raise UsageError(f"{axis.option} / {error}")
+                raise UsageError(at(axis.env, f"{axis.option} / {error}"))
         try:
             share_limit.configured_limit()
         except ValueError as error:
-            raise UsageError(f"--max-eager-share / {share_limit.MAX_ENV}: {error}")
+            raise UsageError(at(settings.MAX_EAGER_SHARE, f"--max-eager-share / {share_limit.MAX_ENV}: {error}"))
         try:
             tiers.current()
         except tiers.TierError as error:
-            raise UsageError(str(error))
+            raise UsageError(at(settings.TIER, str(error)))
     generated = run_settings.get(settings.GENERATED, "0")
     if not generated.isdigit():
-        raise UsageError(f"--generated / {settings.GENERATED}={generated!r}: expected a number of "
-                         "programs, 0 or more (e.g. --generated 200)")
-    # Workers are new processes: they must find the harness (and a plugin module the user
-    # named in DYNAMO_SUITE_IMPORTS relative to here) just as this one does.
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+        raise UsageError(at(settings.GENERATED, f"--generated / {settings.GENERATED}={generated!r}: expected a "
+                                                "number of programs, 0 or more (e.g. --generated 200)"))
+    args.at = at
+    # Workers are new processes: they must find the suite's scenarios, and a plugin module
+    # the user named in DYNAMO_SUITE_IMPORTS relative to here or to the project's file, just
+    # as this one does.
+    project_dir = [str(args.project.directory)] if args.project.directory else []
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+        [str(layout.SUITE_ROOT), os.getcwd(), *project_dir,
+         *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
     return run_settings
 
 
-def _check_expectations(args: argparse.Namespace) -> Path:
-    """Load the expectations file once here, so a malformed one stops the run before any
-    worker starts; hand it to the workers. (After collection: it needs packaging, whose
-    absence the torch check explains better.)"""
+def _check_expectations(args: argparse.Namespace, run_settings: settings.Settings) -> Path | None:
+    """The project's own expectations file, if there is one: loaded here with the bundled
+    one beneath it, so a malformed file stops the run before any worker starts. (After
+    collection: it needs packaging, whose absence the torch check explains better.) Under
+    --accept a file named but not yet there is created, and a clone with none writes to the
+    bundled file, its own."""
     from harness.testcase import expectations
 
-    expectations_file = Path(args.expectations).resolve() if args.expectations else expectations.DEFAULT_FILE
+    given = run_settings.get(settings.EXPECTATIONS)
+    project_file = Path(given).resolve() if given else None
+    if args.accept and project_file is None:
+        if layout.INSTALLED:
+            raise UsageError("--accept writes into your project's expectations file: name it with --expectations "
+                             "FILE or 'expectations = \"FILE\"' in [tool.dynamo-aot-suite] of pyproject.toml")
+        project_file = expectations.DEFAULT_FILE
+    if args.accept and not project_file.exists():
+        try:
+            project_file.write_text(expectations.NEW_FILE_HEADER, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot create {project_file} for --accept ({error.strerror})")
     try:
-        expectations.load(expectations_file)
+        expectations.load(project=project_file)
     except expectations.ExpectationError as error:
-        raise UsageError(str(error))
-    return expectations_file
+        raise UsageError(str(error))  # it names the file and line at fault
+    return project_file
 
 
-def _collect(run_settings: settings.Settings):
+def _expectation_files(project_file: Path | None) -> list[Path]:
+    from harness.testcase import expectations
+
+    return expectations.files(project_file or "")
+
+
+def _collect(run_settings: settings.Settings, args: argparse.Namespace):
     from harness.run.collection import CollectionError, collect
 
     try:
         return collect(run_settings)
     except CollectionError as error:
-        raise UsageError(str(error))
+        raise UsageError(args.at(error.setting, str(error)) if error.setting else str(error))
 
 
 def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, int] | None) -> list:
@@ -378,7 +463,7 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
     if not tests:
         where, listing = (" in the smoke tier", "--tier smoke --list") if smoke_tier else ("", "--list")
         raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}{where}; "
-                         f"python run_tests.py {listing} shows the ids")
+                         f"{args.command} {listing} shows the ids")
     durations = shards.load_durations(args.durations)
     # Outside its tier a stress scenario only skips: it must not weigh on ordering or shards.
     durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tiers.current())})
@@ -402,7 +487,8 @@ def _time_limits(tests: list, args: argparse.Namespace) -> tuple[list, str]:
     return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations"
 
 
-def _run(tests: list, jobs: int, args: argparse.Namespace, run_settings: settings.Settings, out: TextIO) -> dict:
+def _run(tests: list, jobs: int, args: argparse.Namespace, run_settings: settings.Settings, out: TextIO,
+         root: str) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
     from harness.run import engine, isolation, timeouts
@@ -411,7 +497,7 @@ def _run(tests: list, jobs: int, args: argparse.Namespace, run_settings: setting
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
         timeout = args.timeout if args.timeout is not None else timeouts.UNKNOWN
         handed = run_settings.write(Path(workdir) / "settings.json")
-        options = engine.EngineOptions(jobs=jobs, timeout=timeout, root=ROOT, workdir=Path(workdir),
+        options = engine.EngineOptions(jobs=jobs, timeout=timeout, root=Path(root), workdir=Path(workdir),
                                        settings_file=handed)
         limits = isolation.RerunLimits(tests=args.rerun_limit, seconds=args.rerun_time)
         try:

@@ -1,4 +1,6 @@
-"""Finding the tests: import torch, check the backends, discover test/dynamo.
+"""Finding the tests: import torch, check the backends, discover the suite's scenarios
+(``test/dynamo`` of the suite root, harness.project.layout) and the project's own
+(harness.project.extensions).
 
 ``run_tests.py`` does this in a short-lived child process (``collect``)
 and never imports torch itself: the runner stays a small process for the whole run, instead
@@ -21,13 +23,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import settings
+from harness.project import layout
 
-ROOT = Path(__file__).resolve().parents[2]
-TEST_DIR = ROOT / "test" / "dynamo"
+ROOT = layout.SUITE_ROOT
 
 
 class CollectionError(Exception):
-    """What stops the tests from being collected; the message is the one line the user sees."""
+    """What stops the tests from being collected; the message is the one line the user sees.
+    ``setting`` names the setting at fault, when one is (the runner says where it was set)."""
+
+    def __init__(self, message: str, setting: str = "") -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 @dataclass
@@ -35,6 +42,7 @@ class Collected:
     torch_version: str
     backends: list[dict[str, str]]  # name, spec
     tests: list  # harness.run.engine.TestInfo, in unittest's order
+    root: str = str(ROOT)  # the directory test node ids are relative to: pytest's root for the workers
 
 
 def check_torch() -> str:
@@ -58,30 +66,43 @@ def collect_here() -> Collected:
     from harness.testcase import tiers
     from harness.run.engine import TestInfo, backend_of, pytest_nodeid
 
+    from harness.project import extensions
+
     try:
         chosen = backends.selected_backends()
     except backends.BackendSpecError as error:
-        raise CollectionError(str(error))
+        imports_failed = str(error).startswith(settings.IMPORTS)
+        raise CollectionError(str(error), settings.IMPORTS if imports_failed else settings.BACKENDS)
     try:
         device.selected()  # after the backends: their imports may register an out-of-tree device
     except device.DeviceError as error:
-        raise CollectionError(f"--device / {error}")
+        raise CollectionError(f"--device / {error}", settings.DEVICE)
+    try:
+        extensions.models()  # test_models.py adds them; a mistake is the user's, said here in one line
+    except extensions.ExtensionError as error:
+        raise CollectionError(str(error), settings.MODELS)
     loader = unittest.TestLoader()
-    suite = loader.discover(str(TEST_DIR), top_level_dir=str(ROOT))
+    suite = loader.discover(str(layout.SCENARIO_DIR), top_level_dir=str(ROOT))
     if loader.errors:
         last_line = loader.errors[0].strip().splitlines()[-1]
         raise CollectionError(f"a test module failed to import: {last_line}")
+    try:
+        project = extensions.scenario_modules()
+    except extensions.ExtensionError as error:
+        raise CollectionError(str(error), settings.SCENARIOS)
+    suite.addTests(loader.loadTestsFromModule(module) for module in project)
+    root = layout.common_root([ROOT, *(extensions.module_name(Path(module.__file__))[0] for module in project)])
     tests = []
     for test in flatten(suite):
         cls, method = type(test), test._testMethodName
         backend, spec = backend_of(cls)
         key = cls.expectation_key(method) if hasattr(cls, "expectation_key") else \
             f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}.{method}"
-        tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(ROOT, cls, method), scenario=key,
+        tests.append(TestInfo(id=test.id(), nodeid=pytest_nodeid(root, cls, method), scenario=key,
                               backend=backend, backend_spec=spec, tier=tiers.tier_of(test),
                               axes={name: value for name, value in getattr(cls, "axis_values", {}).items()
                                     if name != registry.BACKEND.name}))
-    return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests)
+    return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests, str(root))
 
 
 def flatten(suite: unittest.TestSuite):
@@ -106,15 +127,16 @@ def collect(run_settings: settings.Settings | None = None) -> Collected:
         handed = run_settings.write(Path(directory) / "settings.json")
         command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out), str(handed)]
         completed = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        found = json.loads(out.read_text()) if out.exists() else {}
         if completed.returncode == 2:
-            raise CollectionError(_last_line(completed.stderr))
-        if completed.returncode != 0 or not out.exists():
+            raise CollectionError(found.get("error") or _last_line(completed.stderr), found.get("setting", ""))
+        if completed.returncode != 0 or "tests" not in found:
             raise CollectionError(f"collecting the tests failed (exit {completed.returncode}): "
                                   f"{_last_line(completed.stderr)}")
-        found = json.loads(out.read_text())
     from harness.run.engine import TestInfo  # after the child: it explains a broken install better
 
-    return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]])
+    return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]],
+                     found["root"])
 
 
 def exit_at_once(code: int) -> None:
@@ -141,6 +163,7 @@ def main() -> int:
         collected = collect_here()
     except CollectionError as error:
         print(error, file=sys.stderr)
+        Path(sys.argv[1]).write_text(json.dumps({"error": str(error), "setting": error.setting}))
         return 2
     found = {**asdict(collected), "tests": [asdict(test) for test in collected.tests]}
     Path(sys.argv[1]).write_text(json.dumps(found))

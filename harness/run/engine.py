@@ -25,6 +25,7 @@ from harness.run.pytest_plugin import (PROPERTY, START_MARK, in_compile, in_stdl
                                        worker_log_path)
 from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
 
+PYTEST_INI = Path(__file__).resolve().with_name("pytest.ini")
 _TAIL_CHARS = 6000
 # faulthandler's first line when its watchdog (dump_traceback_later) fires.
 _WATCHDOG_HEADER = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", re.MULTILINE)
@@ -67,7 +68,7 @@ class TestInfo:
 class EngineOptions:
     jobs: int
     timeout: float  # seconds per test; 0 = none
-    root: Path
+    root: Path  # test node ids are relative to it (harness.run.collection.Collected.root)
     workdir: Path
     # A rerun: after a failure, a worker hands back unrun (outcome DEFERRED) the later tests
     # it cannot show it is healthy for (harness.run.health).
@@ -321,7 +322,8 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         "-p", "harness.run.pytest_plugin",
         "-p", "no:cacheprovider",  # no .pytest_cache in the user's tree
         "-p", "no:faulthandler",  # the plugin arms faulthandler on the worker log instead
-        "--rootdir", str(options.root),
+        "-c", str(PYTEST_INI), "--rootdir", str(options.root),
+        "--noconftest",  # a conftest.py of the user's project is not the suite's
         "-q", "--no-header",
         "--capture", "tee-sys",  # keep output in reports and in the worker log alike
         "-n", str(jobs),

@@ -12,9 +12,10 @@ import re
 import statistics
 from pathlib import Path
 
+from harness.project import layout
 from harness.report.results import SCHEMA
 
-DEFAULT_DURATIONS = Path(__file__).resolve().parents[2] / "test" / "durations.json"
+DEFAULT_DURATIONS = layout.DURATIONS
 _FALLBACK_SECONDS = 1.0
 
 

@@ -25,7 +25,12 @@ PyTorch's eager kernels (harness.measure.eager_share) for the tests it matches, 
 
 Every axis (harness/axes/registry.py) is a key of its own, a glob over the test's value.
 Entries are validated on load; a mistake is reported as ``file:line: what is wrong``.
-The first entry that matches a test decides its expectation.
+
+Two files apply, in layers: a project's own (``DYNAMO_SUITE_EXPECTATIONS``, the command's
+``--expectations`` or its pyproject.toml) and beneath it the bundled ``harness/expectations.toml``,
+which says what torch itself does and always applies. The first entry that matches a test
+decides its expectation, the project's entries first; ``status = "pass"`` in the project's
+file takes back a bundled entry for the tests it matches (they must pass).
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ from harness.axes import registry
 
 EXPECTATIONS_ENV = settings.EXPECTATIONS
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "expectations.toml"  # data beside the library, not a module
-STATUSES = ("xfail", "skip")
+STATUSES = ("xfail", "skip", "pass")
+NEW_FILE_HEADER = ("# Expected failures and skips of this project, read over dynamo-aot-suite's bundled ones;\n"
+                   "# an entry here wins where both match. Every key: the suite's docs/expectations.md.\n")
 _REQUIRED = ("test", "status", "reason")
 
 
@@ -193,19 +200,31 @@ def parse_share_limits(text: str, filename: str = "<expectations>") -> list[Shar
     return entries
 
 
-def _read(path: str | os.PathLike | None) -> tuple[str, str]:
-    path = Path(path or settings.current().get(EXPECTATIONS_ENV) or DEFAULT_FILE)
+def files(project: str | os.PathLike | None = None) -> list[Path]:
+    """The files that apply, the first match winning: the project's own (``project``, else
+    the setting), then the bundled one."""
+    project = project if project is not None else settings.current().get(EXPECTATIONS_ENV)
+    chosen = ([Path(project)] if project else []) + [DEFAULT_FILE]
+    return list({path.resolve(): path for path in chosen}.values())
+
+
+def _read(path: str | os.PathLike) -> tuple[str, str]:
+    path = Path(path)
     try:
         return path.read_text(encoding="utf-8"), str(path)
     except OSError as error:
         raise ExpectationError(f"{path}:0: cannot read expectations ({error.strerror})") from None
 
 
-def load(path: str | os.PathLike | None = None) -> list[Expectation]:
-    """The [[expect]] entries, after checking the [[eager_share]] ones too."""
-    text, name = _read(path)
-    parse_share_limits(text, name)
-    return parse(text, name)
+def load(path: str | os.PathLike | None = None, *, project: str | os.PathLike | None = None) -> list[Expectation]:
+    """The [[expect]] entries of ``path`` alone, or else of every file that applies
+    (``files(project)``) in order; the [[eager_share]] entries are checked too."""
+    entries = []
+    for each in [path] if path is not None else files(project):
+        text, name = _read(each)
+        parse_share_limits(text, name)
+        entries += parse(text, name)
+    return entries
 
 
 _LOADED: list[Expectation] | None = None
@@ -213,7 +232,7 @@ _LOADED_LIMITS: list[ShareLimit] | None = None
 
 
 def active() -> list[Expectation]:
-    """The expectations of this process (DYNAMO_SUITE_EXPECTATIONS or the bundled file)."""
+    """The expectations of this process: the project's file (DYNAMO_SUITE_EXPECTATIONS) over the bundled one."""
     global _LOADED
     if _LOADED is None:
         _LOADED = load()
@@ -221,10 +240,10 @@ def active() -> list[Expectation]:
 
 
 def active_share_limits() -> list[ShareLimit]:
-    """The [[eager_share]] entries of the same file."""
+    """The [[eager_share]] entries of the same files, in the same order."""
     global _LOADED_LIMITS
     if _LOADED_LIMITS is None:
-        _LOADED_LIMITS = parse_share_limits(*_read(None))
+        _LOADED_LIMITS = [limit for path in files() for limit in parse_share_limits(*_read(path))]
     return _LOADED_LIMITS
 
 

@@ -6,12 +6,16 @@ PyTorch's accuracy runs judge them (``harness.checks.models``, ``harness.checks.
 These reach what the small scenarios do not: scaled_dot_product_attention, group_norm,
 interpolation, transposed convolution, BatchNorm's running statistics written back as
 buffer mutations, and graphs of hundreds of nodes.
+
+A backend project's own models (``models`` in its configuration, harness.project.extensions)
+get the same two tests here, beside the zoo's.
 """
 
 from __future__ import annotations
 
 from harness import BackendTestCase, dtypes, for_each_backend, tiers, variants
 from harness.checks.models import ModelSpec, check_eval, check_train, missing_library
+from harness.project import extensions
 from test.dynamo.model_zoo import MODELS
 
 
@@ -40,7 +44,17 @@ def _make_test(spec: ModelSpec, mode: str):
     return test
 
 
-for _spec in MODELS:
+def _all_models() -> list[ModelSpec]:
+    specs = [*MODELS, *extensions.models()]
+    names = [spec.name for spec in specs]
+    clash = sorted({name for name in names if names.count(name) > 1})
+    if clash:
+        raise extensions.ExtensionError(f"models: more than one model is named {', '.join(clash)}; "
+                                        "a project's model needs a name of its own")
+    return specs
+
+
+for _spec in _all_models():
     for _mode in ("eval", "train"):
         setattr(ModelTests, f"test_{_spec.name}_{_mode}", _make_test(_spec, _mode))
 

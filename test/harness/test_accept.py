@@ -104,6 +104,34 @@ class AcceptTests(unittest.TestCase):
         self.assertEqual(expectations.candidates(failing.scenario, Version("2.14.0"), {"backend": failing.backend}, entries),
                          [])
 
+    def test_a_bundled_entry_that_passes_here_is_taken_back_in_the_projects_file(self):
+        bundled = "/site-packages/harness/expectations.toml:14"
+        changes = self.run_accept(test_result("test_works_here", "XPASS", "mycc", bundled),
+                                  test_result("test_fails_here", "XFAIL", "mycc", bundled))
+        self.assertEqual(changes.added, ["test_x.Family.test_works_here on mycc: XPASS"])
+        entries = expectations.parse(self.path.read_text(), str(self.path))
+        added = entries[-1]
+        self.assertEqual((added.test, added.pattern("backend"), added.status),
+                         ("test_x.Family.test_works_here", "mycc", "pass"))
+        self.assertIn(bundled, added.reason)
+        # The project's entry comes first, so it decides for its test and only for it.
+        from packaging.version import Version
+
+        bundled_entry = expectations.Expectation(test="test_x.Family.*", status="xfail", reason="torch", source=bundled)
+        decide = lambda test: expectations.decide(expectations.candidates(  # noqa: E731
+            f"test_x.Family.{test}", Version("2.13.0"), {"backend": "mycc"}, [*entries, bundled_entry]), lambda: True)
+        self.assertEqual(decide("test_works_here").status, "pass")
+        self.assertEqual(decide("test_fails_here").status, "xfail")
+
+    def test_a_pass_entry_whose_tests_all_fail_is_dropped(self):
+        self.path.write_text(ORIGINAL + '\n[[expect]]\ntest = "test_x.Family.test_regressed"\nstatus = "pass"\n'
+                                        'reason = "passes here"\n')
+        source = self.source(ORIGINAL.count("\n") + 2)
+        changes = self.run_accept(test_result("test_regressed", "FAIL", "mycc", source, reason="AssertionError"))
+        self.assertEqual(len(changes.dropped), 1, changes.render())
+        self.assertEqual(changes.added, [], "the entry beneath decides again; nothing is added over it")
+        self.assertEqual(self.path.read_text().rstrip("\n"), ORIGINAL.rstrip("\n"))
+
     def test_nothing_to_do_leaves_the_file_untouched(self):
         changes = self.run_accept(test_result("test_fine", "PASS"))
         self.assertIn("unchanged", changes.render())

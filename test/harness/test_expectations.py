@@ -166,15 +166,15 @@ class LoadTests(unittest.TestCase):
         for entry in entries:
             self.assertTrue(entry.source.startswith(str(expectations.DEFAULT_FILE)), entry.source)
 
-    def test_environment_names_the_file(self):
+    def test_environment_names_the_projects_file_read_over_the_bundled_one(self):
         folder = Path(tempfile.mkdtemp(prefix="dynamo_suite_expect_"))
         self.addCleanup(shutil.rmtree, folder, True)
         path = folder / "mine.toml"
         path.write_text(VALID, encoding="utf-8")
         with mock.patch.dict(os.environ, {expectations.EXPECTATIONS_ENV: str(path)}):
             entries = expectations.load()
-        self.assertEqual(len(entries), 2)
         self.assertEqual(entries[0].source, f"{path}:2")
+        self.assertEqual(entries[2:], expectations.load(expectations.DEFAULT_FILE))
 
     def test_missing_file(self):
         with self.assertRaisesRegex(ExpectationError, r"absent\.toml:0: cannot read expectations"):
