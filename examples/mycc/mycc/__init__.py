@@ -1,0 +1,1 @@
+"""mycc: a toy torch.compile backend (see backend.py)."""

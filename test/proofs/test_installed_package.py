@@ -1,0 +1,164 @@
+"""The suite as a backend team adopts it: its wheel installed (not editable) into a fresh
+virtual environment beside torch, run from directories that are not a clone, and the example
+project (examples/mycc) run with only its pyproject.toml section to configure it.
+
+Slow by nature (a wheel build and a venv with torch: about a minute on 2 cores before any
+test runs), so it lives with the proofs, in one shared setUpClass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+from pathlib import Path
+
+from test.harness.cli import REPO_ROOT, run_cli
+
+EXAMPLE = REPO_ROOT / "examples" / "mycc"
+TORCH = "torch==2.13.0"
+# A few tests of each kind the example must show, so the runs stay short.
+BUNDLED = ("test.dynamo.test_python_autograd.PythonAutogradTests_{backend}.test_*",
+           "test.dynamo.test_aot_autograd.ExpandMutationTests_{backend}.test_overlapping_write_through_expand_raises",
+           "test.dynamo.test_backend_contract.*_{backend}.test_dtypes_*")  # float64: mycc refuses it
+
+
+def _environment() -> dict[str, str]:
+    """The user's environment, without the suite's settings or this venv's paths."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    return {name: value for name, value in os.environ.items()
+            if not name.startswith("DYNAMO_SUITE_") and name not in drop} | {"CI": "true"}
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class InstalledPackageTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        directory = tempfile.TemporaryDirectory(prefix="dynamo-suite-installed-")
+        cls.addClassCleanup(directory.cleanup)
+        cls.tmp = Path(directory.name)
+        source = cls.tmp / "source"
+        cls._copy_sources(source)
+        cls.wheel = cls._build_wheel(source, cls.tmp / "dist")
+        venv = cls.tmp / "venv"
+        cls._check(subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True))
+        cls.bin = venv / "bin"
+        cls.project = cls.tmp / "mycc"
+        shutil.copytree(EXAMPLE, cls.project, ignore=shutil.ignore_patterns("suite-reports", "__pycache__"))
+        cls._check(subprocess.run([str(cls.bin / "python"), "-m", "pip", "install", "--quiet", str(cls.wheel), TORCH,
+                                   str(cls.project)], capture_output=True, text=True, env=_environment(),
+                                  timeout=1200))
+        site = subprocess.run([str(cls.bin / "python"), "-c", "import harness, pathlib; "
+                               "print(pathlib.Path(harness.__file__).parents[1])"],
+                              capture_output=True, text=True, cwd=cls.tmp, env=_environment())
+        cls._check(site)
+        cls.site_packages = Path(site.stdout.strip())
+        cls.bundled_expectations = cls.site_packages / "harness" / "expectations.toml"
+
+    @classmethod
+    def _check(cls, completed: subprocess.CompletedProcess) -> None:
+        if completed.returncode != 0:
+            raise AssertionError(f"{completed.args} exited {completed.returncode}:\n"
+                                 f"{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}")
+
+    @classmethod
+    def _copy_sources(cls, target: Path) -> None:
+        """What a clone of the working tree holds: tracked files and new ones git does not ignore."""
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=REPO_ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+        for name in filter(None, listed):
+            if (REPO_ROOT / name).is_file():
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO_ROOT / name, target / name)
+
+    @classmethod
+    def _build_wheel(cls, source: Path, dist: Path) -> Path:
+        cls._check(subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist),
+                                   str(source)], capture_output=True, text=True, env=_environment(), timeout=600))
+        return next(dist.glob("dynamo_aot_suite-*.whl"))
+
+    def command(self, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.bin / "dynamo-aot-suite"), *args], cwd=cwd, capture_output=True, text=True,
+                              env=_environment(), stdin=subprocess.DEVNULL, timeout=1200)
+
+    def empty_directory(self, name: str) -> Path:
+        path = self.tmp / name
+        path.mkdir()
+        return path
+
+    def results(self, report_dir: Path) -> dict[str, dict]:
+        return {test["id"]: test for test in json.loads((report_dir / "results.json").read_text())["tests"]}
+
+    def test_the_wheel_carries_the_scenarios_but_installs_no_test_package(self):
+        names = set(zipfile.ZipFile(self.wheel).namelist())
+        for needed in ("harness/_bundled/test/__init__.py", "harness/_bundled/test/dynamo/test_aot_autograd.py",
+                       "harness/_bundled/test/dynamo/found_programs.toml", "harness/_bundled/test/durations.json",
+                       "harness/expectations.toml", "harness/run/pytest.ini", "harness/report/templates/report.html.j2"):
+            self.assertIn(needed, names)
+        self.assertFalse([name for name in names if name.startswith(("test/", "examples/"))])
+        self.assertFalse((self.site_packages / "test").exists())
+
+    def test_lists_the_same_ids_as_a_clone(self):
+        installed = self.command("--list", "--backend", "aot_eager", cwd=self.empty_directory("listing"))
+        clone = run_cli("--list", "--backend", "aot_eager")
+        self.assertEqual(installed.returncode, 0, installed.stderr)
+        self.assertEqual(clone.returncode, 0, clone.stderr)
+        self.assertGreater(len(installed.stdout.split()), 200)
+        self.assertEqual(installed.stdout.split(), clone.stdout.split())
+
+    def test_runs_from_an_empty_directory_with_reports_there(self):
+        here = self.empty_directory("empty")
+        patterns = [arg for pattern in BUNDLED for arg in ("-k", pattern.format(backend="aot_eager"))]
+        completed = self.command("--backend", "aot_eager", *patterns, cwd=here)
+        self.assertEqual(completed.returncode, 0, completed.stdout[-3000:] + completed.stderr[-2000:])
+        results = self.results(here / "reports")
+        self.assertGreater(len(results), 5)
+        self.assertEqual({test["outcome"] for test in results.values()}, {"PASS", "XFAIL"})
+        self.assertEqual(sorted(path.name for path in here.iterdir()), ["reports"])
+
+    def test_the_example_project_runs_with_its_configuration_only(self):
+        project = self.tmp / "mycc-run"
+        shutil.copytree(self.project, project)
+        patterns = [arg for pattern in BUNDLED for arg in ("-k", pattern.format(backend="mycc"))]
+        completed = self.command(*patterns, "-k", "MyccContractTests", "-k", "mycc_mlp", cwd=project)
+        self.assertEqual(completed.returncode, 0, completed.stdout[-3000:] + completed.stderr[-2000:])
+        results = self.results(project / "suite-reports")
+        by_name = {test_id.rsplit(".", 2)[-2].split("_")[0] + "." + test_id.rsplit(".", 1)[-1]: test
+                   for test_id, test in results.items()}
+        # The example's own scenario module and model ran beside the bundled scenarios.
+        self.assertEqual(by_name["MyccContractTests.test_linear_gelu_chain"]["outcome"], "PASS")
+        self.assertEqual(by_name["ModelTests.test_mycc_mlp_train"]["outcome"], "PASS")
+        self.assertEqual(by_name["PythonAutogradTests.test_backwards"]["outcome"], "PASS")
+        # Its expectations apply (float64 is refused by mycc), and so do the bundled ones.
+        sources = {test["expectation"].rsplit(":", 1)[0] for test in results.values() if test["expectation"]}
+        self.assertEqual(sources, {str(project / "suite-expectations.toml"), str(self.bundled_expectations)})
+        self.assertIn("XFAIL", {test["outcome"] for test in results.values()
+                                if str(test["expectation"]).startswith(str(project))})
+
+    def test_accept_writes_only_the_projects_file(self):
+        project = self.tmp / "mycc-accept"
+        shutil.copytree(self.project, project)
+        mine = project / "suite-expectations.toml"
+        mine.write_text("")
+        bundled_before = _sha(self.bundled_expectations)
+        float64 = BUNDLED[2].format(backend="mycc")
+        completed = self.command("-k", float64, "--accept", cwd=project)
+        self.assertEqual(completed.returncode, 1, completed.stdout[-3000:] + completed.stderr[-2000:])
+        self.assertIn(f"--accept: rewrote {mine}", completed.stdout)
+        self.assertIn('backend = "mycc"', mine.read_text())
+        self.assertEqual(_sha(self.bundled_expectations), bundled_before)
+        again = self.command("-k", float64, cwd=project)
+        self.assertEqual(again.returncode, 0, again.stdout[-3000:] + again.stderr[-2000:])
+
+
+if __name__ == "__main__":
+    unittest.main()
