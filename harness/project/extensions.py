@@ -40,8 +40,12 @@ def _sources(setting: str, group: str, current: settings.Settings | None) -> lis
     current = settings.current() if current is None else current
     named = [(part.strip(), setting) for part in current.get(setting).split(",") if part.strip()]
     points = sorted(importlib.metadata.entry_points(group=group), key=lambda point: point.name)
-    return named + [(point.value, f"entry point {point.name} ({group}, {point.dist.name if point.dist else '?'})")
-                    for point in points]
+    return named + [(point.value, f"entry point {point.name} ({group}, from {_distribution(point)})") for point in points]
+
+
+def _distribution(point: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(point, "dist", None)  # Python 3.10's entry points may not know it
+    return dist.name if dist is not None else "an installed package"
 
 
 def module_name(path: Path) -> tuple[Path, str]:

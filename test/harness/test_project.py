@@ -123,12 +123,13 @@ class LayeredExpectationTests(TempDirTestCase):
 class ExtensionTests(TempDirTestCase):
     def setUp(self) -> None:
         super().setUp()
-        path, modules = list(sys.path), set(sys.modules)
+        path = list(sys.path)
 
         def restore() -> None:
             sys.path[:] = path
-            for name in set(sys.modules) - modules:
-                del sys.modules[name]
+            for name, module in list(sys.modules.items()):  # this test's modules, not torch
+                if str(getattr(module, "__file__", None) or "").startswith(str(self.tmp)) or name == "test_project":
+                    del sys.modules[name]
 
         self.addCleanup(restore)
 
@@ -155,6 +156,22 @@ class ExtensionTests(TempDirTestCase):
         found = extensions.scenario_files(self.sources(f"{self.tmp}/suite,mycc_scenarios"))
         self.assertEqual([path.relative_to(self.tmp).as_posix() for path, _ in found],
                          ["suite/test_one.py", "suite/inner/test_two.py", "mods/mycc_scenarios/test_three.py"])
+
+    def test_an_installed_packages_entry_points(self):
+        site = self.tmp / "site"
+        self.write("site/fake_backend-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: fake-backend\nVersion: 0.1\n")
+        self.write("site/fake_backend-0.1.dist-info/entry_points.txt",
+                   "[dynamo_aot_suite.scenarios]\nfake = fake_backend_suite\n\n"
+                   "[dynamo_aot_suite.models]\nfake = fake_backend_suite.models:MODELS\n")
+        self.write("site/fake_backend_suite/__init__.py", "")
+        self.write("site/fake_backend_suite/test_fake.py", "")
+        self.write("site/fake_backend_suite/models.py", "MODELS = []\n")
+        sys.path.insert(0, str(site))
+        found = extensions.scenario_files(settings.Settings())
+        self.assertEqual([(path, where) for path, where in found],
+                         [(site / "fake_backend_suite" / "test_fake.py",
+                           "entry point fake (dynamo_aot_suite.scenarios, from fake-backend)")])
+        self.assertEqual(extensions.models(settings.Settings()), [])
 
     def test_bad_sources_are_one_line(self):
         cases = {
