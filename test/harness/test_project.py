@@ -193,6 +193,19 @@ class ExtensionTests(TempDirTestCase):
         with self.assertRaisesRegex(extensions.ExtensionError, "would be imported as 'test_project', which is already"):
             extensions.import_file(clash, "scenarios")
 
+    def test_a_model_named_like_one_of_the_zoo_is_refused(self):
+        from test.dynamo import test_models
+
+        path = self.write("tools/clash.py", """\
+            import torch
+            from harness import ModelSpec
+            MODELS = [ModelSpec("resnet18", lambda: torch.nn.Linear(2, 2), lambda: ((torch.randn(1, 2),), None),
+                                lambda out, target: out.sum())]
+            """)
+        with settings.using(settings.Settings({settings.MODELS: str(path)})), \
+                self.assertRaisesRegex(extensions.ExtensionError, "more than one model is named resnet18"):
+            test_models._all_models()
+
     def test_models_from_a_module_a_file_and_an_attribute(self):
         model = """\
             import torch
@@ -326,6 +339,20 @@ class ProjectMistakeTests(TempDirTestCase):
         self.write("pyproject.toml", "[tool.dynamo-aot-suite]\ntier = 'weekly'\n")
         completed = run_cli("--list", env={settings.TIER: "smoke"}, cwd=self.tmp)
         self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+
+    def test_accept_creates_the_projects_file_when_it_is_named_but_missing(self):
+        from unittest import mock
+
+        from harness.run import cli
+
+        mine = self.tmp / "new" / "suite-expectations.toml"
+        mine.parent.mkdir()
+        chosen = cli._check_expectations(mock.Mock(accept=True), settings.Settings({settings.EXPECTATIONS: str(mine)}))
+        self.assertEqual(chosen, mine)
+        self.assertEqual(mine.read_text(), expectations.NEW_FILE_HEADER)
+        with self.assertRaisesRegex(cli.UsageError, r"absent.toml:0: cannot read expectations"):
+            cli._check_expectations(mock.Mock(accept=False),
+                                    settings.Settings({settings.EXPECTATIONS: str(self.tmp / "absent.toml")}))
 
     def test_accept_in_an_installed_suite_needs_the_projects_file(self):
         # Simulated: the runner's check, with the layout of an installed wheel.
