@@ -9,7 +9,10 @@ they share
 * the outcome (FAIL, ERROR, XPASS, CRASH, TIMEOUT),
 * the failed check or the error, as its reason reads with everything that varies between
   scenarios taken out: numbers, addresses, shapes and indexes (``output[1]: requires_grad
-  differs from eager`` and ``output: requires_grad differs from eager`` are one check),
+  differs from eager`` and ``output: requires_grad differs from eager`` are one check), and
+  the names torch generates (Dynamo's size symbols ``s57``, FX's ``arg2_1``, ``primals_3``,
+  inductor's ``buf3``); an error is the same whether or not Dynamo wrapped it as the
+  backend's compiler's,
 * for errors, crashes and timeouts, the innermost frame in the backend's code (file and
   function, not the line, which moves between versions).
 
@@ -30,13 +33,21 @@ from harness.report.results import TestResult
 # The suite's own checks say "<what>: <how it differs>"; unittest's assertEqual puts its
 # operands first ("True != False : output: requires_grad differs from eager").
 _OPERANDS = re.compile(r"^(\w+(?:\.\w+)*: ).*? : (?=\S)")
+_WRAPPED = re.compile(r"^the backend's compiler raised ")  # harness/run/pytest_plugin.py says so when Dynamo wrapped it
 _NORMALIZE = [
+    # Generated names, before the numbers in them are: Dynamo's size symbols (s57, u3), FX
+    # placeholders and nodes, inductor's buffers and temporaries.
+    (re.compile(r"\b(s|u|ps)\d+\b"), r"\1#"),
+    (re.compile(r"\barg\d+_\d+\b"), "arg#_#"),
+    (re.compile(r"\b(primals_|tangents_|getitem_|buf|tmp)\d+\b"), r"\1#"),
     (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), ""),
     (re.compile(r"\[[^\[\]]*\]"), ""),  # indexes, shapes and lists, innermost first
     (re.compile(r"\[[^\[\]]*\]"), ""),
     (re.compile(r"0x[0-9a-fA-F]+"), "#"),
     (re.compile(r"\bgw\d+\b"), "gw#"),  # the worker that died
     (re.compile(r"(?<![\w.])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w])"), "#"),
+    (re.compile(r"\(\s*#(\s*,\s*#)*\s*,?\s*\)"), "(#)"),  # sizes as tuples, of any rank: size=(2, 1)
+    (re.compile(r"\bsize=\(\s*\)"), "size=(#)"),  # and a 0-dim tensor's
     (re.compile(r"\b(input|output)s\b"), r"\1"),  # "inputs after the call" when a tuple
     (re.compile(r"\bfor(?=\s*:)"), ""),  # "output for [sizes]:" once the sizes are gone
     (re.compile(r"\s+"), " "),
@@ -47,7 +58,7 @@ _WHERE_LINE = re.compile(r":\d+\)$")
 
 def signature(reason: str) -> str:
     """The reason without what varies from one scenario to the next."""
-    text = _OPERANDS.sub(r"\1", reason.strip())
+    text = _OPERANDS.sub(r"\1", _WRAPPED.sub("", reason.strip()))
     for pattern, replacement in _NORMALIZE:
         text = pattern.sub(replacement, text)
     return text.strip()

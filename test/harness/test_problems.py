@@ -30,6 +30,23 @@ class SignatureTests(unittest.TestCase):
         self.assertEqual(problems.signature("worker gw3 died: SIGSEGV at 0x7f00 after 1.5 s"),
                          "worker gw# died: SIGSEGV at # after # s")
 
+    def test_names_torch_generates_are_left_out(self):
+        # Seen on real backends (torch 2.13.0): one cause, as many reasons as symbols or shapes.
+        symbols = {problems.signature(f"AssertionError: sources must not be empty for symbol s{n}") for n in (7, 57, 99)}
+        self.assertEqual(symbols, {"AssertionError: sources must not be empty for symbol s#"})
+        fakes = {problems.signature("RuntimeError: Please convert all Tensors to FakeTensors first. Found in "
+                                    f"aten.where.self(FakeTensor(..., size={size}), tensor(...))")
+                 for size in ("(2, 1)", "(4,)", "(3, 3, 2)", "()")}
+        self.assertEqual(len(fakes), 1, fakes)
+        nodes = {problems.signature(f"UnsupportedDtype: no float64 kernels (placeholder {name})")
+                 for name in ("arg2_1", "arg0_1", "primals_3")}
+        self.assertEqual(len(nodes), 2, "an FX placeholder and a primal are different things")
+        self.assertEqual(problems.signature("the backend's compiler raised RuntimeError: JIT compilation failed."),
+                         problems.signature("RuntimeError: JIT compilation failed."))
+        self.assertNotEqual(problems.signature("RuntimeError: no kernel for float16"),
+                            problems.signature("RuntimeError: no kernel for float32"),
+                            "dtype names keep their digits")
+
     def test_different_checks_and_operators_stay_apart(self):
         reasons = ["AssertionError: output: values differ from eager",
                    "AssertionError: input after the call: values differ from eager",
