@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from harness import state
+
 EXACT_LIMIT = 64  # elements: tensors up to this size keep their values
 MAX_GRAPHS = 8  # per test: the last ones compiled
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -99,11 +101,19 @@ def why_not_replayable(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> s
     specs = _inputs_spec(example_inputs)
     if specs is None:
         return "an input is neither a plain tensor nor a number"
+    # The trial run happens after the test, in the worker that runs the next ones: a graph
+    # that switches grad mode off (torch._C._set_grad_enabled(False) is in the graph of a
+    # function that does) must not leave it off for them, where every gradient check would
+    # compare two runs without gradients and pass.
+    before = state.snapshot()
     try:
         forward = build(gm.code.strip() + "\n")
         forward(None, *[make_input(spec, torch.Generator().manual_seed(0)) for spec in specs])
     except Exception as error:
         return f"rebuilt, it raises {type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+    finally:
+        if state.leaked(before, state.snapshot()):
+            state.restore(before)
     return ""
 
 

@@ -147,5 +147,38 @@ class SeedTests(_StateTestBase):
         self.assertEqual(float_a, float_b)
 
 
+class BetweenTestsTests(unittest.TestCase):
+    """What the harness runs after a test and before the next leaves global state alone."""
+
+    def test_trying_a_failing_tests_graph_for_its_repro_leaves_grad_mode_on(self):
+        # Found 2026-11-28: the repro capture ran GradModeMutationTests' graph, which turns
+        # grad mode off, after the test; every later test in that worker then compared two
+        # runs without gradients and passed against a backend that detaches its outputs.
+        from harness import compat
+        from harness.measure import repro
+
+        captured = []
+
+        def backend(gm, example_inputs):
+            captured.append((gm, example_inputs))
+            return gm.forward
+
+        def square_then_disable_grad(x):
+            y = x * x
+            torch._C._set_grad_enabled(False)
+            return y + 1
+
+        compat.reset_dynamo()
+        self.addCleanup(compat.reset_dynamo)
+        try:
+            torch.compile(square_then_disable_grad, backend=backend, fullgraph=True)(torch.ones(3, requires_grad=True))
+        finally:
+            torch.set_grad_enabled(True)
+        (gm, example_inputs), = captured
+        self.assertIn("_set_grad_enabled(False)", gm.code)
+        self.assertEqual(repro.why_not_replayable(gm, example_inputs), "")
+        self.assertTrue(torch.is_grad_enabled())
+
+
 if __name__ == "__main__":
     unittest.main()
