@@ -36,6 +36,7 @@ from harness.axes import registry
 FILE_NAME = "pyproject.toml"
 SECTION = ("tool", "dynamo-aot-suite")
 HEADER = "[tool.dynamo-aot-suite]"
+_HEADER_LINE = re.compile(r"\[\s*tool\s*\.\s*[\"']?dynamo-aot-suite[\"']?\s*\]")  # the header as TOML allows it
 
 
 class ConfigError(ValueError):
@@ -111,7 +112,7 @@ def _has_section(path: Path) -> bool:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return False
-    return re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?dynamo-aot-suite[\"']?\s*\]", text, re.MULTILINE) is not None
+    return any(_HEADER_LINE.match(line.strip()) for line in text.splitlines())
 
 
 def load(path: Path | None = None) -> ProjectConfig:
@@ -197,7 +198,7 @@ def _section_lines(text: str) -> tuple[int, dict[str, int]]:
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith("["):
-            inside = re.match(r"\[\s*tool\s*\.\s*[\"']?dynamo-aot-suite[\"']?\s*\]", stripped) is not None
+            inside = _HEADER_LINE.match(stripped) is not None
             header = number if inside else header
         elif inside and (match := re.match(r"[\"']?([A-Za-z_][\w-]*)[\"']?\s*=", stripped)):
             key_lines.setdefault(match.group(1), number)

@@ -29,12 +29,6 @@ COMMAND = "dynamo-aot-suite"
 CLONE_COMMAND = "python run_tests.py"
 
 
-def import_path() -> list[str]:
-    """What a process that imports the scenarios needs first on its path: the suite root,
-    and in a clone the directory ``harness`` is imported from (the same one)."""
-    return list(dict.fromkeys([str(SUITE_ROOT), *([] if INSTALLED else [str(HARNESS_DIR.parent)])]))
-
-
 def common_root(paths: list[Path]) -> Path:
     """The deepest directory above every path: pytest's root when a project's scenario
     files lie outside the suite root."""
