@@ -79,19 +79,23 @@ def summary(results: RunResults, expectations: str | None = None, repros: dict[s
     """``repros``: problem id -> the standalone repro file written for it, if any."""
     lines = [_table(results), *op_sweep_lines(results), *eager_share.lines(results), ""]
     unexpected = results.unexpected
-    found = problems.group(results.tests)
+    grouped = problems.by_clause(problems.group(results.tests))
+    found = [problem for clause in grouped for problem in clause.problems]
     number = {test.id: index for index, problem in enumerate(found, 1) for test in problem.tests}
+    if grouped:
+        lines += [*clause_lines(grouped, len(unexpected)), ""]
     if unexpected:
         lines.append(f"{len(unexpected)} unexpected result{'s' if len(unexpected) != 1 else ''} "
                      f"([n]: the problem below):")
         lines += [f"  {test.outcome:<7} [{number[test.id]}] {test.id}" for test in unexpected]
         lines.append("")
     broken = results.left_broken()
-    for index, problem in enumerate(found, 1):
-        if index == 1:
-            lines.append(f"{len(found)} problem{'s' if len(found) != 1 else ''} in {len(unexpected)} "
-                         f"unexpected result{'s' if len(unexpected) != 1 else ''}:")
-        lines += ["", *problem_block(index, problem, results, expectations, (repros or {}).get(problem.id), broken)]
+    index = 0
+    for clause in grouped:
+        lines += ["", f"{clause.name}: {_count(len(clause.problems), 'problem')}, {_count(clause.tests, 'test')}"]
+        for problem in clause.problems:
+            index += 1
+            lines += ["", *problem_block(index, problem, results, expectations, (repros or {}).get(problem.id), broken)]
     if found:
         lines.append("")
     orphans = [line for test_id, line in zip(sorted(broken), left_broken_lines(results)) if test_id not in number]
@@ -99,6 +103,20 @@ def summary(results: RunResults, expectations: str | None = None, repros: dict[s
         lines += [*orphans, ""]
     lines.append(f"{verdict(results)}, in {results.run.get('duration_s', 0):.0f} s")
     return "\n".join(lines)
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def clause_lines(grouped: list[problems.Clause], unexpected: int) -> list[str]:
+    """The contract clauses the run found broken, with their problems and tests."""
+    width = max(len(clause.name) for clause in grouped)
+    count = sum(len(clause.problems) for clause in grouped)
+    return [f"{_count(count, 'problem')} in {_count(unexpected, 'unexpected result')}, by the clause of the "
+            "backend contract they break (docs/checks.md):",
+            *(f"  {clause.name.ljust(width)}  {_count(len(clause.problems), 'problem')}, "
+              f"{_count(clause.tests, 'test')}" for clause in grouped)]
 
 
 def problem_block(index: int, problem: problems.Problem, results: RunResults, expectations: str | None,

@@ -86,7 +86,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
              "shard": None, "merged_from": None, "backends": [], **results.run},
         summary=results.summary(),
         verdict=verdict(results),
-        problems=problems.group(results.tests),
+        clauses=problems.by_clause(problems.group(results.tests)),
         left_broken=results.left_broken(),
         repro_files=repro_files or {},
         outcomes=OUTCOMES,

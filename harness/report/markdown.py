@@ -62,11 +62,17 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
         if not difference.new_failures:
             lines += ["", "No new failures."]
     unexpected = results.unexpected
-    found = problems.group(results.tests)
-    if found:
-        lines += ["", f"### {len(found)} problem{'s' if len(found) != 1 else ''} in {len(unexpected)} unexpected results", ""]
-        lines += _listing([f"{problem.outcome} on {problem.backend}: {problem.representative.reason} "
-                           f"({len(problem.tests)} tests; simplest {problem.representative.id})" for problem in found])
+    grouped = problems.by_clause(problems.group(results.tests))
+    if grouped:
+        count = sum(len(clause.problems) for clause in grouped)
+        lines += ["", f"### {count} problem{'s' if count != 1 else ''} in {len(unexpected)} unexpected results, "
+                  "by the contract clause they break"]
+        for clause in grouped:
+            lines += ["", f"**{_cell(clause.name)}**: {len(clause.problems)} problem"
+                      f"{'s' if len(clause.problems) != 1 else ''}, {clause.tests} test{'s' if clause.tests != 1 else ''}", ""]
+            lines += _listing([f"{problem.outcome} on {problem.backend}: {problem.representative.reason} "
+                               f"({len(problem.tests)} tests; simplest {problem.representative.id})"
+                               for problem in clause.problems])
     if unexpected:
         lines += ["", f"### Unexpected results ({len(unexpected)})", ""]
         lines += _listing([f"{test.outcome} {test.id}: {test.reason}" for test in unexpected])

@@ -28,6 +28,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from harness.checks import clauses
 from harness.report.results import TestResult
 
 # The suite's own checks say "<what>: <how it differs>"; unittest's assertEqual puts its
@@ -88,12 +89,19 @@ class Problem:
     tests: list[TestResult] = field(default_factory=list)
 
     @property
-    def representative(self) -> TestResult:
-        def simplicity(test: TestResult) -> tuple:
-            metrics = test.metrics or {}
-            return metrics.get("graphs", 0) + metrics.get("frames", 0) or float("inf"), test.duration_s, test.id
+    def clause(self) -> str:
+        """The contract clause its failed check enforces (harness/checks/clauses.py)."""
+        return clauses.of_problem([test.scenario for test in self.tests], self.outcome, self.signature)
 
-        return min(self.tests, key=simplicity)
+    @property
+    def representative(self) -> TestResult:
+        return min(self.tests, key=_simplicity)
+
+
+def _simplicity(test: TestResult) -> tuple:
+    """Fewest compiled graphs, then shortest: the test a reader debugs first."""
+    metrics = test.metrics or {}
+    return metrics.get("graphs", 0) + metrics.get("frames", 0) or float("inf"), test.duration_s, test.id
 
 
 def group(tests: list[TestResult]) -> list[Problem]:
@@ -111,6 +119,41 @@ def group(tests: list[TestResult]) -> list[Problem]:
 
 
 def assign(tests: list[TestResult]) -> None:
-    """Record each unexpected result's problem id on it (``problem`` in results.json)."""
+    """Record on each unexpected result its problem's id and clause (``problem`` and
+    ``clause`` in results.json)."""
     for test in tests:
-        test.problem = problem_id(test) if test.unexpected else None
+        test.problem = test.clause = None
+    for problem in group(tests):
+        for test in problem.tests:
+            test.problem, test.clause = problem.id, problem.clause
+
+
+@dataclass
+class Clause:
+    """A clause of the contract and the problems that break it."""
+    name: str
+    problems: list[Problem]
+
+    @property
+    def tests(self) -> int:
+        return sum(len(problem.tests) for problem in self.problems)
+
+    @property
+    def simplest(self) -> Problem:
+        """The problem to read first: the one whose representative is simplest."""
+        return min(self.problems, key=lambda problem: _simplicity(problem.representative))
+
+
+def by_clause(problems: list[Problem]) -> list[Clause]:
+    """``problems`` under their clauses, the clause with the most tests first; within a
+    clause, the simplest problem first, then by tests."""
+    grouped: dict[str, list[Problem]] = {}
+    for problem in problems:
+        grouped.setdefault(problem.clause, []).append(problem)
+    result = []
+    for name, members in grouped.items():
+        first = min(members, key=lambda problem: _simplicity(problem.representative))
+        rest = sorted((problem for problem in members if problem is not first),
+                      key=lambda problem: (-len(problem.tests), problem.id))
+        result.append(Clause(name, [first, *rest]))
+    return sorted(result, key=lambda clause: (-clause.tests, clause.name))

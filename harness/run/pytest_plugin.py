@@ -304,7 +304,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
             reason += " while the backend was compiling"
         reason += f" in {where}" if where else ""
         return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details}
-    failed_assertion = isinstance(error, AssertionError) and report.when == "call"
+    failed_assertion = isinstance(error, AssertionError) and report.when == "call" and raised_by_a_check(error, item)
     if report.when == "call" and settings.current().given(CAPTURE_ENV) and expectation_allows_capture(testcase):
         _capture_graphs(item, testcase)
     return {
@@ -331,6 +331,23 @@ def _capture_graphs(item: pytest.Item, testcase: Any) -> None:
 
 
 _STDLIB = sysconfig.get_paths()["stdlib"]
+_HARNESS = str(Path(__file__).resolve().parents[1])
+_CHECK_LIBRARIES = (os.path.join(_STDLIB, "unittest", ""), f"{os.sep}torch{os.sep}testing{os.sep}")
+
+
+def raised_by_a_check(error: AssertionError, item: pytest.Item) -> bool:
+    """Whether a check failed (unittest's or torch.testing's asserts, or an ``assert`` of
+    the test's module or of the harness), rather than an ``assert`` inside torch or the
+    backend, which is an internal error (Dynamo's "sources must not be empty for symbol"):
+    the compile failed, and the result is an ERROR with the code that raised it."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return True
+    path = str(Path(frames[-1].filename).resolve())
+    return (any(library in path for library in _CHECK_LIBRARIES) or path.startswith(_HARNESS)
+            or path == str(Path(str(item.path)).resolve()))
 
 
 def in_compile(stack: str) -> bool:
@@ -368,8 +385,15 @@ def _innermost_frame(excinfo: pytest.ExceptionInfo | None) -> str:
 
 
 def one_line(error: BaseException, prefix: str = "") -> str:
-    """``Type: first line of the message``, short enough for a table cell."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    """``Type: first line of the message``, short enough for a table cell. unittest writes
+    a check's own message after its diff (``Lists differ: [..] != [..]`` and lines of diff,
+    then `` : <the check's message>``): that message, which says what was compared, is kept."""
+    raw = [line for line in str(error).splitlines() if line.strip()]
+    lines = [line.strip() for line in raw]
+    if isinstance(error, AssertionError) and len(lines) > 1 and " : " in raw[-1]:
+        check = raw[-1].rsplit(" : ", 1)[1].strip()
+        if check and check not in lines[0]:
+            lines[0] += " : " + check
     text = prefix + (f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__)
     return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"
 

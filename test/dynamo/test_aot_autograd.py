@@ -39,6 +39,7 @@ from harness import (
     rand_strided,
 )
 from harness import compat, dtypes, tiers, variants
+from harness.checks.compare import weighted_loss
 
 
 def _grads(outputs, inputs, grad_outputs=None, **kwargs):
@@ -70,21 +71,32 @@ FULL_SEQUENCE = 92
 class LSTMTests(BackendTestCase):
     """nn.LSTM is only traced when Dynamo's RNN support is on; otherwise it runs eagerly."""
 
-    def run_lstm(self, input_requires_grad: bool, length: int = SHORT_SEQUENCE):
+    def run_lstm(self, input_requires_grad: bool, length: int = SHORT_SEQUENCE, backward: bool = False):
         model = _BidirectionalLSTM()
+        compiled_model = copy.deepcopy(model)
         # A permuted (non-contiguous) input, as a transformer-style caller produces it.
         seq = rand_strided((length, 4, 64), (1, 64 * length, length)).requires_grad_(input_requires_grad)
+        compiled_seq = clone_input(seq)
         with compat.rnn_tracing_config():
-            actual = self.compile(model)(seq)
-        assert_close(self, model(seq), actual, scale=10)
+            actual = self.compile(compiled_model)(compiled_seq)
+        expected = model(seq)
+        assert_close(self, expected, actual, scale=10)
         self.assertGreater(self.counter.frame_count, 0, "the LSTM was not compiled")
+        if backward:
+            weighted_loss(expected).backward()
+            weighted_loss(actual).backward()
+            assert_close(self, seq.grad, compiled_seq.grad, scale=10, what="grad of the input")
+            for (name, want), got in zip(model.named_parameters(), compiled_model.parameters()):
+                assert_close(self, want.grad, got.grad, scale=10, what=f"grad of {name}")
 
     def test_lstm_grad_enabled(self):
         # Only the LSTM's parameters require grad, as when training on plain data.
         self.run_lstm(input_requires_grad=False)
 
     def test_lstm_grad_enabled_input_requires_grad(self):
-        self.run_lstm(input_requires_grad=True)
+        # The default tier's one graph of real-model size (its forward over 150 ATen
+        # operators), with the backward of that graph.
+        self.run_lstm(input_requires_grad=True, backward=True)
 
     def test_lstm_no_grad(self):
         with torch.no_grad():

@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from parameterized import parameterized
 
-from harness import BackendTestCase, device, dtypes, for_each_backend
+from harness import BackendTestCase, device, dtypes, for_each_backend, variants
+from harness.axes.second_size import has_symbolic_sizes
 from harness.checks.compare import (
     assert_close,
     assert_same_aliasing,
@@ -409,3 +410,60 @@ class ChangingInputsTests(ContractCase):
             return x + 1 if flag else x - 1
         self.assert_each_call_right(fn, [(torch.ones(2), True), (torch.ones(2), False)])
         self.assertEqual(self.counter.frame_count, 2)
+
+
+def _scaled_rows(x, w):
+    return (x.sin() * w).sum(1), x.cos() * x.shape[0]
+
+
+def _projection_and_views(x, w):
+    y = x @ w
+    return y.t(), y[1:], x.unsqueeze(0).expand(2, -1, -1)
+
+
+def _bump_rows(x, w):
+    x.mul_(2)
+    return x + w
+
+
+def _rows(columns: int, requires_grad: bool = False):
+    def make(rows: int) -> tuple:
+        return torch.randn(rows, columns, requires_grad=requires_grad), torch.randn(columns, requires_grad=requires_grad)
+    return make
+
+
+# Functions a caller calls at one batch size, then another: each family of the contract where
+# sizes reach the kernels (pointwise and reductions, matmuls and views, input mutations, a
+# backward). The rows of the inputs change; a row count below 2 would be specialized.
+SIZE_CHANGES = [
+    ("pointwise_and_reduction", _scaled_rows, _rows(6), True),
+    ("matmul_and_views", _projection_and_views,
+     lambda rows: (torch.randn(rows, 6), torch.randn(6, 3)), True),
+    ("input_mutation", _bump_rows, _rows(6), False),
+    ("training", _scaled_rows, _rows(6, requires_grad=True), True),
+]
+SIZES = (3, 5, 8)
+
+
+@variants.opt_out("dynamic", "its sizes are symbolic from the first call; this family is the default's size change")
+@variants.opt_out("automatic_dynamic", "it replays each first call at a grown size itself; this family counts "
+                                       "the recompiles of the default configuration")
+@variants.opt_out("compiled_autograd", "compiled autograd compiles the backwards too; this family counts the "
+                                       "forwards' recompiles")
+@for_each_backend
+class AutomaticDynamicTests(ContractCase):
+    """torch's default configuration when a size changes: the first call compiles static
+    sizes, the first new size recompiles once with symbolic sizes (automatic dynamic
+    shapes), and every later size runs that graph. Right results at each size, and that
+    recompile count."""
+
+    @parameterized.expand(SIZE_CHANGES)
+    def test_a_new_size_recompiles_once_with_symbolic_sizes(self, _name, fn, make_args, grads):
+        compiled = self.compile(fn)
+        for rows in SIZES:
+            self.check(fn, lambda rows=rows: make_args(rows), compiled=compiled, grads=grads)
+        self.assertEqual(self.counter.frame_count, 2, f"sizes {SIZES}: one compile, then one recompile with "
+                                                      "symbolic sizes that every later size reuses")
+        self.assertFalse(has_symbolic_sizes(self.counter.graphs[0]), "the first compile has static sizes")
+        self.assertTrue(has_symbolic_sizes(self.counter.graphs[1]), "the recompile after a size change has "
+                                                                    "symbolic sizes")

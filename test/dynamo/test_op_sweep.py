@@ -49,7 +49,8 @@ QUICK_TIER = {
                        # The ops of real models a kernel can get wrong that no other default-tier
                        # test reaches (the torchvision and UNet models are nightly-only); batch_norm's
                        # first sample trains, so its running statistics are input mutations.
-                       "nn.functional.group_norm", "nn.functional.conv_transpose2d", "nn.functional.batch_norm"],
+                       "nn.functional.group_norm", "nn.functional.conv_transpose2d", "nn.functional.batch_norm",
+                       "nn.functional.upsample_nearest", "nn.functional.upsample_bilinear"],
     "sorting": ["sort", "topk", "cumsum"],
     # Called as a user calls them, not through OpInfo's seeding wrapper (random_op_check).
     "random": ["nn.functional.dropout", "nn.functional.scaled_dot_product_attention", "bernoulli", "normal",

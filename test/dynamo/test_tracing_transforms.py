@@ -79,7 +79,8 @@ class FunctionalizedMutationTests(BackendTestCase):
 
     def assert_same_tensor_state(self, expected: torch.Tensor, actual: torch.Tensor, what: str) -> None:
         self.assertEqual((actual.shape, actual.stride(), actual.storage_offset()),
-                         (expected.shape, expected.stride(), expected.storage_offset()), f"{what}: metadata")
+                         (expected.shape, expected.stride(), expected.storage_offset()),
+                         f"{what}: size, stride or offset differs from eager")
         assert_close(self, expected, actual, what=what)
 
     def test_data_mutations_applied_once_per_call(self):
@@ -219,7 +220,8 @@ class JointGraphGradientTests(BackendTestCase):
     def test_non_differentiable_outputs_get_no_tangent(self):
         x = torch.randn(5, requires_grad=True)
         expected, actual = _mixed_outputs(x), self.compile(_mixed_outputs)(x)
-        self.assertEqual([out.requires_grad for out in actual], [out.requires_grad for out in expected])
+        self.assertEqual([out.requires_grad for out in actual], [out.requires_grad for out in expected],
+                         "outputs: requires_grad differs from eager")
         assert_close(self, expected, actual)
         (grad,) = torch.autograd.grad(actual[0].sum(), x)
         assert_close(self, x.detach().cos(), grad, what="gradient")

@@ -36,6 +36,14 @@ class OutcomeSamples(unittest.TestCase):
             with self.subTest(value=value):
                 self.assertEqual(value, 1)
 
+    def test_plain_assert(self):
+        assert 1 == 2, "checked by the test's own assert"
+
+    def test_assert_inside_torch(self):
+        # An assert of Dynamo's own, as a library raises it: not a check that failed.
+        exec(compile("assert False, 'sources must not be empty for symbol s57'",
+                     "/nonexistent/site-packages/torch/_dynamo/symbolic_shapes.py", "exec"))
+
     def test_abort(self):
         os.abort()
 

@@ -29,7 +29,7 @@ class EngineOutcomeTests(unittest.TestCase):
     def setUpClass(cls):
         names = ["test_pass", "test_fail", "test_error", "test_skip", "test_expected_failure",
                  "test_unexpected_success", "test_hostile_message", "test_failing_subtest", "test_abort",
-                 "test_backend_compile_failure"]
+                 "test_backend_compile_failure", "test_plain_assert", "test_assert_inside_torch"]
         directory = tempfile.TemporaryDirectory()
         cls.addClassCleanup(directory.cleanup)
         old_path = os.environ.get("PYTHONPATH")
@@ -50,7 +50,9 @@ class EngineOutcomeTests(unittest.TestCase):
             {"test_pass": "PASS", "test_fail": "FAIL", "test_error": "ERROR", "test_skip": "SKIP",
              "test_expected_failure": "XFAIL", "test_unexpected_success": "XPASS",
              "test_hostile_message": "ERROR", "test_failing_subtest": "FAIL", "test_abort": "CRASH",
-             "test_backend_compile_failure": "ERROR"},
+             "test_backend_compile_failure": "ERROR", "test_plain_assert": "FAIL",
+             # An AssertionError raised inside a library is an internal error, not a failed check.
+             "test_assert_inside_torch": "ERROR"},
         )
 
     def test_progress_callback_sees_each_result_once(self):
@@ -65,6 +67,12 @@ class EngineOutcomeTests(unittest.TestCase):
         # Dynamo's BackendCompilerFailed names only the backend; the reason names its error.
         self.assertEqual(self.results["test_backend_compile_failure"].reason,
                          "the backend's compiler raised NotImplementedError: aten::bitwise_xor.Tensor is not supported")
+
+    def test_an_internal_assert_says_where_it_was_raised(self):
+        self.assertEqual(self.results["test_assert_inside_torch"].reason,
+                         "AssertionError: sources must not be empty for symbol s57")
+        self.assertRegex(self.results["test_assert_inside_torch"].where, r"symbolic_shapes\.py:1\)$")
+        self.assertEqual(self.results["test_plain_assert"].where, "")
 
     def test_failures_keep_their_traceback(self):
         self.assertIn("self.assertEqual(1, 2)", self.results["test_fail"].details)

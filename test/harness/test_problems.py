@@ -93,7 +93,7 @@ class GroupTests(unittest.TestCase):
         self.assertEqual(results.tests[0].problem, results.tests[1].problem)
         self.assertIsNone(results.tests[5].problem)
         text = console.summary(results)
-        self.assertIn("4 problems in 6 unexpected results:", text)
+        self.assertIn("4 problems in 6 unexpected results, by the clause", text)
         self.assertIn("] mine: FAIL AssertionError: output: values differ from eager\n"
                       "      2 tests; simplest: test.dynamo.m.F_mine.test_b\n", text)
         self.assertIn("] mine: ERROR RuntimeError: boom 3\n      2 tests; simplest: test.dynamo.m.F_mine.test_c\n"

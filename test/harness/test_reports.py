@@ -91,7 +91,7 @@ class ConsoleTests(unittest.TestCase):
         self.assertRegex(lines[0], r"^backend\s+PASS\s+XFAIL\s+SKIP\s+COLLATERAL\s+FAIL\s+ERROR\s+XPASS\s+CRASH\s+TIMEOUT\s+time\s+eager$")
         self.assertRegex(text, r"\neager\s+1\s+1\s+\.\s+\.")
         self.assertIn("2 unexpected results ([n]: the problem below):", text)
-        self.assertIn("2 problems in 2 unexpected results:", text)
+        self.assertIn("2 problems in 2 unexpected results, by the clause", text)
         self.assertIn("rerun: python run_tests.py --backend pkg:mine -k test.dynamo.m.LSTMTests_mine.test_other -j 1", text)
         self.assertTrue(lines[-1].startswith("4 tests, 2 unexpected"))
 

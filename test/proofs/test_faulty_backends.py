@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.axes import registry
+from harness.checks import clauses
 from harness.axes.backends import probe_backend, resolve_backend
 from harness.checks.compare import assert_close
 from harness.testcase.base import BackendTestCase
@@ -102,6 +103,32 @@ FAULTS = (
     Fault("keeps_its_own_generator", "the global generator drives random ops",
           (f"{TRANSFORMS}.RandomOpsTests.test_same_seed_same_draws",)),
 )
+
+# The clause the reports group most of each fault's failures under (harness/checks/clauses.py).
+GROUPED_UNDER = {
+    "wrong_values": clauses.VALUES,
+    "computes_in_bfloat16": clauses.VALUES,
+    "upcasts_outputs": clauses.DTYPE,
+    "copies_outputs": clauses.STRIDES_AND_ALIASING,
+    "detaches_outputs": clauses.AUTOGRAD_METADATA,
+    "assumes_contiguous": clauses.NON_CONTIGUOUS,
+    "drops_input_mutations": clauses.MUTATIONS_APPLIED,
+    # Three faults whose symptoms are another clause's, with no check able to tell them
+    # apart: a mutation applied twice reads as one applied wrong, stale memoized results as
+    # wrong values, and results written into the inputs first show as wrong outputs.
+    "runs_graph_twice": clauses.MUTATIONS_APPLIED,
+    "memoizes_on_shapes": clauses.VALUES,
+    "writes_results_into_inputs": clauses.VALUES,
+    "wrong_gradients": clauses.GRADIENTS,
+    "consumes_rng": clauses.RNG_STREAM,
+    "leaves_grad_disabled": clauses.STATE_AFTER,
+    "reuses_output_buffers": clauses.CALL_INDEPENDENCE,
+    "runs_with_grad_enabled": clauses.CALLER_STATE,
+    "caches_by_graph_code": clauses.CHANGING_INPUTS,
+    "unwraps_subclasses": clauses.SUBCLASSES,
+    "replays_random_draws": clauses.RANDOM_OPS,
+    "keeps_its_own_generator": clauses.RANDOM_OPS,
+}
 
 _CAUGHT = ("FAIL", "ERROR")
 _EXPECTED = ("PASS", "XFAIL", "SKIP")
@@ -226,15 +253,18 @@ class OperatorFamilyFaultTests(unittest.TestCase):
 
     def test_each_model_kernel_fault_fails_exactly_its_op(self):
         # The kernels real models reach and no other default-tier scenario does.
-        faults = {"wrong_group_norm": "group_norm", "wrong_conv_transpose": "conv_transpose2d",
-                  "skips_batch_norm_stats": "batch_norm"}
+        faults = {"wrong_group_norm": ("group_norm",), "wrong_conv_transpose": ("conv_transpose2d",),
+                  "skips_batch_norm_stats": ("batch_norm",),
+                  "wrong_upsampling": ("upsample_nearest", "upsample_bilinear")}
+        ops = [op for names in faults.values() for op in names]
         with tempfile.TemporaryDirectory() as report_dir:
-            patterns = [f"*.OpSweepTests_*.test_op_nn_functional_{op}" for op in faults.values()]
+            patterns = [f"*.OpSweepTests_*.test_op_nn_functional_{op}" for op in ops]
             completed = run_cli("--backend", ",".join(f"{FAULTY_MODULE}:{fault}" for fault in faults),
                                 *(arg for pattern in patterns for arg in ("-k", pattern)), "--report-dir", report_dir)
             failed = {(test["backend"], test["scenario"].rsplit("test_op_nn_functional_", 1)[1])
                       for test in read_results(report_dir)["tests"] if test["outcome"] != "PASS"}
-        self.assertEqual(failed, set(faults.items()), completed.stdout[-3000:])
+        self.assertEqual(failed, {(fault, op) for fault, names in faults.items() for op in names},
+                         completed.stdout[-3000:])
 
 
 class FaultsAreCaughtTests(unittest.TestCase):
@@ -290,6 +320,16 @@ class FaultsAreCaughtTests(unittest.TestCase):
                         self.assertTrue(tests, f"no test matches {scenario} on {control}" + self.describe())
                         failed = {t["id"]: t["reason"] for t in tests if t["outcome"] not in _EXPECTED}
                         self.assertEqual(failed, {})
+
+    def test_each_faults_problems_are_grouped_under_its_clause(self):
+        from collections import Counter
+
+        for fault in FAULTS:
+            with self.subTest(fault=fault.name):
+                votes = Counter(test["clause"] for test in self.results
+                                if test["backend"] == fault.name and test["clause"] is not None)
+                self.assertTrue(votes, self.describe())
+                self.assertEqual(votes.most_common(1)[0][0], GROUPED_UNDER[fault.name], dict(votes))
 
     def test_every_transform_family_has_a_fault(self):
         import test.dynamo.test_tracing_transforms as transforms

@@ -21,8 +21,8 @@ from test.harness.cli import read_results, run_cli
 from test.harness.faulty_backends import FIRED_LOG_ENV
 
 FAULTY_MODULE = "test.harness.faulty_backends"
-MODEL_FAULTS = ("wrong_attention", "wrong_group_norm", "wrong_conv_transpose", "skips_batch_norm_stats",
-                "miscompiles_big_graphs")
+MODEL_FAULTS = ("wrong_attention", "wrong_group_norm", "wrong_conv_transpose", "wrong_upsampling",
+                "skips_batch_norm_stats", "miscompiles_big_graphs")
 MODELS = ("unet_block", "resnet18", "llama", "gpt2", "lstm_language_model")
 
 

@@ -135,5 +135,40 @@ class VariantFaultsTests(unittest.TestCase):
                             if t["dtype"] != FLOAT32))
 
 
+SIZE_CHANGE = "*.AutomaticDynamicTests_*"
+
+
+class DefaultSizeChangeFaultTests(unittest.TestCase):
+    """The default run's one family with a size change (AutomaticDynamicTests, static only)
+    catches a backend wrong only on symbolic sizes, and a Dynamo whose automatic dynamic
+    shapes forget the sizes they saw (every new size recompiles; every result stays right)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.runs = {}
+        for label, backends, env in [
+            ("symbolic", f"{FAULTY_MODULE}:bakes_in_first_sizes,{CONTROL}", {}),
+            ("forgetful", CONTROL, {"DYNAMO_SUITE_IMPORTS": "test.harness.forgetful_dynamo"}),
+        ]:
+            with tempfile.TemporaryDirectory() as directory:
+                completed = run_cli("--backend", backends, "-k", SIZE_CHANGE, "--report-dir", directory, env=env)
+                cls.runs[label] = (completed, read_results(directory)["tests"] if completed.returncode in (0, 1) else [])
+
+    def outcomes(self, label: str, backend: str) -> dict[str, str]:
+        completed, tests = self.runs[label]
+        found = {test["id"].rsplit(".", 1)[1]: test["outcome"] for test in tests if test["backend"] == backend}
+        self.assertTrue(found, completed.stdout[-3000:] + completed.stderr[-2000:])
+        return found
+
+    def test_a_backend_wrong_only_on_symbolic_sizes_fails_and_the_control_passes(self):
+        self.assertIn("FAIL", self.outcomes("symbolic", "bakes_in_first_sizes").values())
+        self.assertEqual(set(self.outcomes("symbolic", CONTROL).values()), {"PASS"})
+
+    def test_a_dynamo_that_forgets_sizes_fails_every_size_change_on_its_recompile_count(self):
+        self.assertEqual(set(self.outcomes("forgetful", CONTROL).values()), {"FAIL"})
+        for test in self.runs["forgetful"][1]:
+            self.assertRegex(test["reason"], r"3 != 2 : sizes .*recompile", test["id"])
+
+
 if __name__ == "__main__":
     unittest.main()

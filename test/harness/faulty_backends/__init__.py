@@ -17,6 +17,8 @@ holds one catalogue, with the self-test that runs it:
   and a compiler that never returns (test/harness/test_isolation.py);
 * ``axes``: faults on one axis only, right under ``static`` and float32
   (harness/axes/variants.py; test/proofs/test_variant_faults.py);
+* ``real_data``: right on ordinary inputs, wrong only on NaN, ties, repeated indices or
+  tensors past 2^16 elements (test/proofs/test_real_data_faults.py);
 * ``eager_share``: silent eager fallback, every result right
   (harness/measure/eager_share.py; test/proofs/test_eager_share_faults.py);
 * ``_shared``: the helpers several catalogues use.
@@ -65,6 +67,12 @@ from test.harness.faulty_backends.eager_share import (
     one_op_eagerly,
     swallows_errors_runs_eagerly,
 )
+from test.harness.faulty_backends.real_data import (
+    breaks_ties_last,
+    loses_duplicate_writes,
+    skips_nan_in_reductions,
+    wrong_past_2_to_the_16,
+)
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -74,6 +82,7 @@ from test.harness.faulty_backends.models import (
     wrong_attention,
     wrong_conv_transpose,
     wrong_group_norm,
+    wrong_upsampling,
 )
 
 __all__ = [
@@ -107,8 +116,14 @@ __all__ = [
     "wrong_attention",
     "wrong_group_norm",
     "wrong_conv_transpose",
+    "wrong_upsampling",
     "skips_batch_norm_stats",
     "miscompiles_big_graphs",
+    # real_data
+    "skips_nan_in_reductions",
+    "loses_duplicate_writes",
+    "breaks_ties_last",
+    "wrong_past_2_to_the_16",
     # isolation
     "breaks_after_float64",
     "HANGING_OP",

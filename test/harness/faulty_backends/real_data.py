@@ -1,0 +1,164 @@
+"""Faulty backends that are right on ordinary inputs and wrong only on the values real data
+has (test/dynamo/test_real_data.py; test/proofs/test_real_data_faults.py).
+
+Each is an AOTAutograd backend whose forward and backward graphs run as traced, except that
+some ATen operators are swapped for a version with a kernel bug that only shows on special
+values: the bugs vectorized and parallel kernels really have.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from functorch.compile import make_boxed_func
+from torch._dynamo.backends.common import aot_autograd
+
+from test.harness.faulty_backends._shared import _NUDGE
+
+aten = torch.ops.aten
+WRAP = 2 ** 16  # elements a 16-bit index reaches
+
+
+def _replacing(replacements: dict[Any, Callable]) -> Callable:
+    """A graph compiler that calls ``replacements[op]`` wherever the graph calls ``op``."""
+
+    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target in replacements:
+                node.target = replacements[node.target]
+        gm.recompile()
+        return make_boxed_func(gm.forward)
+
+    return compile_graph
+
+
+def _aot_replacing(replacements: dict[Any, Callable]) -> Callable:
+    compile_graph = _replacing(replacements)
+    return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph, inference_compiler=compile_graph,
+                        keep_inference_input_mutations=True)
+
+
+# -- NaN ----------------------------------------------------------------------------------
+
+
+def _without_nan(x: torch.Tensor, fill: float) -> torch.Tensor:
+    return torch.where(torch.isnan(x), torch.full((), fill, dtype=x.dtype), x) if x.is_floating_point() else x
+
+
+skips_nan_in_reductions = _aot_replacing({
+    aten.sum.dim_IntList: lambda x, *rest, **kwargs: aten.sum.dim_IntList(_without_nan(x, 0.0), *rest, **kwargs),
+    aten.sum.default: lambda x, *rest, **kwargs: aten.sum.default(_without_nan(x, 0.0), *rest, **kwargs),
+    aten.mean.dim: lambda x, *rest, **kwargs: aten.mean.dim(_without_nan(x, 0.0), *rest, **kwargs),
+    aten.amax.default: lambda x, *rest: aten.amax.default(_without_nan(x, -float("inf")), *rest),
+    aten.amin.default: lambda x, *rest: aten.amin.default(_without_nan(x, float("inf")), *rest),
+    aten.max.default: lambda x: aten.max.default(_without_nan(x, -float("inf"))),
+    aten.min.default: lambda x: aten.min.default(_without_nan(x, float("inf"))),
+    aten.max.dim: lambda x, *rest: aten.max.dim(_without_nan(x, -float("inf")), *rest),
+    aten.min.dim: lambda x, *rest: aten.min.dim(_without_nan(x, float("inf")), *rest),
+})
+skips_nan_in_reductions.__doc__ = """Breaks: *NaN propagates through reductions*. Sums, means,
+maxima and minima skip NaN elements, as a vectorized max instruction that returns its other
+operand for NaN does; inputs without NaN reduce right."""
+
+
+# -- duplicates -----------------------------------------------------------------------------
+
+
+def _gathered(base: torch.Tensor, indices: list) -> torch.Tensor:
+    return aten.index.Tensor(base, indices)
+
+
+def _index_put_racing(base, indices, values, accumulate=False):
+    if not accumulate:
+        return aten.index_put.default(base, indices, values)
+    # Every write reads the old value and stores old + value: of duplicates, the last wins.
+    return aten.index_put.default(base, indices, _gathered(base, indices) + values.expand_as(_gathered(base, indices)))
+
+
+def _index_add_racing(base, dim, index, source, alpha=1):
+    moved, moved_source = base.movedim(dim, 0), source.movedim(dim, 0)
+    written = aten.index_put.default(moved, [index], moved[index] + alpha * moved_source)
+    return written.movedim(0, dim)
+
+
+def _scatter_add_racing(base, dim, index, src):
+    return aten.scatter.src(base, dim, index, aten.gather.default(base, dim, index) + src[tuple(
+        slice(0, size) for size in index.shape)])
+
+
+def _embedding_backward_racing(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    rows = grad.reshape(-1, grad.shape[-1])
+    result = aten.index_put.default(grad.new_zeros(num_weights, grad.shape[-1]), [indices.reshape(-1)], rows)
+    if padding_idx >= 0:
+        result[padding_idx] = 0
+    return result
+
+
+loses_duplicate_writes = _aot_replacing({
+    aten.index_put.default: _index_put_racing,
+    aten.index_add.default: _index_add_racing,
+    aten.scatter_add.default: _scatter_add_racing,
+    aten.embedding_dense_backward.default: _embedding_backward_racing,
+})
+loses_duplicate_writes.__doc__ = """Breaks: *accumulating writes sum every duplicate index*.
+index_put with accumulate, index_add, scatter_add and the embedding's backward read, add and
+store without atomics: of several writes to one index only the last lands (a parallel kernel
+racing on duplicates). Distinct indices are written right."""
+
+
+# -- ties -------------------------------------------------------------------------------------
+
+
+def _last_index(found: torch.Tensor, size: int) -> torch.Tensor:
+    return size - 1 - found
+
+
+def _argmax_last(x, dim=None, keepdim=False, *, reduction=aten.argmax.default):
+    if dim is None:
+        return _last_index(reduction(x.reshape(-1).flip(0)), x.numel())
+    return _last_index(reduction(x.flip(dim), dim, keepdim), x.shape[dim])
+
+
+def _max_last(x, dim, keepdim=False, *, reduction=aten.max.dim):
+    values, found = reduction(x.flip(dim), dim, keepdim)
+    return values, _last_index(found, x.shape[dim])
+
+
+breaks_ties_last = _aot_replacing({
+    aten.argmax.default: _argmax_last,
+    aten.argmin.default: lambda x, dim=None, keepdim=False: _argmax_last(x, dim, keepdim, reduction=aten.argmin.default),
+    aten.max.dim: _max_last,
+    aten.min.dim: lambda x, dim, keepdim=False: _max_last(x, dim, keepdim, reduction=aten.min.dim),
+})
+breaks_ties_last.__doc__ = """Breaks: *arg-reductions return the first of equal values*.
+argmax, argmin, max and min along a dimension return the last of several equal values (a
+parallel reduction combining its partial results in the wrong order); without ties they are
+right."""
+
+
+# -- size ---------------------------------------------------------------------------------------
+
+
+def _wrapped(value: Any) -> Any:
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() or value.numel() <= WRAP:
+        return value
+    past = torch.arange(value.numel(), device=value.device).view(value.shape) >= WRAP
+    return torch.where(past, value * (1 + _NUDGE), value)
+
+
+def _wrapping_forward(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    forward = make_boxed_func(gm.forward)
+
+    def run(args):
+        return [_wrapped(value) for value in forward(args)]
+
+    run._boxed_call = True
+    return run
+
+
+wrong_past_2_to_the_16 = aot_autograd(fw_compiler=_wrapping_forward, inference_compiler=_wrapping_forward,
+                                      bw_compiler=_replacing({}), keep_inference_input_mutations=True)
+wrong_past_2_to_the_16.__doc__ = f"""Breaks: *tensors of any size*. Every floating result of a
+forward graph is 5% off from element {WRAP} on, as a kernel whose element index is 16 bits wide;
+smaller results are right."""

@@ -1,0 +1,56 @@
+"""The real-data family's self-test: each faulty backend of
+test/harness/faulty_backends/real_data.py is wrong only on one kind of value real data has,
+so it must fail the scenarios with that kind and pass every ordinary twin, and aot_eager
+must pass them all (test/dynamo/test_real_data.py)."""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+
+from test.harness.cli import read_results, run_cli
+
+FAULTY_MODULE = "test.harness.faulty_backends"
+CONTROL = "aot_eager"
+# Each fault, and the special scenarios it must fail (by test name, without _0_special).
+CATCHES = {
+    "skips_nan_in_reductions": {"test_nan_and_inf_through_reductions"},
+    "loses_duplicate_writes": {"test_tied_values_and_repeated_indices", "test_repeated_token_ids_in_an_embedding"},
+    "breaks_ties_last": {"test_tied_values_and_repeated_indices"},
+    "wrong_past_2_to_the_16": {"test_tensors_past_2_to_the_16_elements"},
+}
+
+
+class RealDataFaultsTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            backends = ",".join([*(f"{FAULTY_MODULE}:{fault}" for fault in CATCHES), CONTROL])
+            cls.completed = run_cli("--backend", backends, "-k", "*.RealDataTests_*", "--report-dir", directory)
+            cls.tests = read_results(directory)["tests"] if cls.completed.returncode in (0, 1) else []
+
+    def outcomes(self, backend: str) -> dict[tuple[str, str], str]:
+        """(scenario, special or ordinary) -> outcome."""
+        found = {}
+        for test in self.tests:
+            if test["backend"] == backend:
+                name, _index, kind = test["id"].rsplit(".", 1)[1].rsplit("_", 2)
+                found[name, kind] = test["outcome"]
+        self.assertTrue(found, self.completed.stdout[-3000:] + self.completed.stderr[-2000:])
+        return found
+
+    def test_each_fault_fails_its_special_values_and_nothing_else(self):
+        for fault, caught in CATCHES.items():
+            with self.subTest(fault=fault):
+                failed = {name for (name, kind), outcome in self.outcomes(fault).items() if outcome != "PASS"}
+                self.assertEqual(failed, caught)
+                for (name, kind), outcome in self.outcomes(fault).items():
+                    self.assertEqual(outcome, "FAIL" if (name in caught and kind == "special") else "PASS",
+                                     f"{name} ({kind})")
+
+    def test_the_control_passes_everything(self):
+        self.assertEqual(set(self.outcomes(CONTROL).values()), {"PASS"})
+
+
+if __name__ == "__main__":
+    unittest.main()
