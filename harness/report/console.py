@@ -47,13 +47,14 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
 
 
 def op_sweep_lines(results: RunResults) -> list[str]:
-    """Per backend: ops tested, passed, expected failures, unexpected."""
+    """Per backend: op tests (an op's own, and in the quick tier its test on NaN and
+    infinities), passed, expected failures, unexpected."""
     lines = []
     for column in results.columns():
         ops = [test for test in results.tests if test.column == column and test.scenario.startswith(OP_SWEEP_PREFIX)]
         if ops:
             count = lambda *outcomes: sum(test.outcome in outcomes for test in ops)  # noqa: E731
-            lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {column}: {len(ops)} ops tested, "
+            lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {column}: {len(ops)} op tests, "
                          f"{count('PASS')} passed, {count('XFAIL')} expected failures, "
                          f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
                          + (f", {count(COLLATERAL)} collateral" if count(COLLATERAL) else ""))

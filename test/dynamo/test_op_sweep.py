@@ -146,13 +146,46 @@ def _without_grad(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return pytree.tree_map_only(torch.Tensor, lambda tensor: tensor.detach(), (args, kwargs))
 
 
-def _make_test(test_name: str, label: str, find_op, samples: int, gradient_samples: int):
-    """The test of the OpInfo ``find_op()`` returns (None: this torch has none by that name)."""
+SPECIAL_VALUES = (float("nan"), float("inf"), -float("inf"))
+# The quick tier's test of an op on NaN and infinities: test_op_<name>_nan_and_inf. Apart
+# from the op's own test, so that an expected failure on special values (a finding of its
+# own) leaves the op's ordinary samples checked.
+SPECIAL_SUFFIX = "_nan_and_inf"
+
+
+def with_special_values(sample) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` of an OpInfo sample as real data brings it: the first elements of its
+    input (the data; of a list of tensors, the first) NaN, +inf and -inf, as many as it has.
+    The other arguments (weights, bounds, indices, sizes) keep their values: real data carries
+    special values in what flows through a model, not in its parameters. Nothing requires grad."""
+    def spoil(tensor: torch.Tensor) -> torch.Tensor:
+        tensor = tensor.detach().clone()
+        if tensor.is_floating_point():
+            for position, value in zip(range(tensor.numel()), SPECIAL_VALUES):
+                tensor[torch.unravel_index(torch.tensor(position), tensor.shape)] = value
+        return tensor
+
+    data = sample.input
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], torch.Tensor):
+        data = type(data)([spoil(data[0]), *data[1:]])
+    elif isinstance(data, torch.Tensor):
+        data = spoil(data)
+    args, kwargs = _without_grad((data, *sample.args), sample.kwargs)
+    return args, kwargs
+
+
+def _make_test(test_name: str, label: str, find_op, samples: int, gradient_samples: int,
+               special_values: bool = False):
+    """The test of the OpInfo ``find_op()`` returns (None: this torch has none by that name);
+    with ``special_values``, its test on NaN and infinities."""
     def test(self):
         op = find_op()
         if op is None:
             self.skipTest(f"torch {torch.__version__} has no OpInfo {label}")
-        self.check_op(op, samples, gradient_samples)
+        if special_values:
+            self.check_op_on_special_values(op)
+        else:
+            self.check_op(op, samples, gradient_samples)
 
     test.__name__ = test_name
     test.__doc__ = f"OpInfo {label}"
@@ -200,6 +233,16 @@ class OpSweepTests(BackendTestCase):
         if checked == 0:
             self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
 
+    def check_op_on_special_values(self, op) -> None:
+        """The op's first sample with NaN and infinities in its floating inputs, forward only."""
+        where = device.selected_type()
+        if not op.supports_dtype(self.dtype, where):
+            self.skipTest(f"OpInfo '{op.name}' does not support {self.dtype_name} on {where}")
+        first = next(iter(op.sample_inputs(device.selected_name(), self.dtype, requires_grad=False)), None)
+        if first is None:
+            self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
+        op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
+
 
 def _populate() -> None:
     full = tier() == "full"
@@ -209,6 +252,11 @@ def _populate() -> None:
         for name in (name for names in QUICK_TIER.values() for name in names):
             setattr(OpSweepTests, op_test_name_of(name), _make_test(
                 op_test_name_of(name), f"'{name}'", lambda name=name: _quick_op(name), samples, gradient_samples))
+            if name not in QUICK_TIER["random"]:  # their samples are drawn, not read
+                special = op_test_name_of(name) + SPECIAL_SUFFIX
+                setattr(OpSweepTests, special, _make_test(special, f"'{name}' on NaN and infinities",
+                                                          lambda name=name: _quick_op(name), samples, gradient_samples,
+                                                          special_values=True))
         return
     for op in selected_ops():
         label = f"'{op.name}'" + (f" ({op.variant_test_name})" if op.variant_test_name else "")

@@ -1,7 +1,8 @@
 """The real-data family's self-test: each faulty backend of
 test/harness/faulty_backends/real_data.py is wrong only on one kind of value real data has,
 so it must fail the scenarios with that kind and pass every ordinary twin, and aot_eager
-must pass them all (test/dynamo/test_real_data.py)."""
+must pass them all (test/dynamo/test_real_data.py). The operator sweep's tests on NaN and
+infinities catch the reductions that skip NaN too, where the ops' own tests pass."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ CATCHES = {
     "breaks_ties_last": {"test_tied_values_and_repeated_indices"},
     "wrong_past_2_to_the_16": {"test_tensors_past_2_to_the_16_elements"},
 }
+REDUCTIONS = ("sum", "amax", "amin")
 
 
 class RealDataFaultsTests(unittest.TestCase):
@@ -26,14 +28,15 @@ class RealDataFaultsTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         with tempfile.TemporaryDirectory() as directory:
             backends = ",".join([*(f"{FAULTY_MODULE}:{fault}" for fault in CATCHES), CONTROL])
-            cls.completed = run_cli("--backend", backends, "-k", "*.RealDataTests_*", "--report-dir", directory)
+            sweep = [arg for op in REDUCTIONS for arg in ("-k", f"*.OpSweepTests_*.test_op_{op}*")]
+            cls.completed = run_cli("--backend", backends, "-k", "*.RealDataTests_*", *sweep, "--report-dir", directory)
             cls.tests = read_results(directory)["tests"] if cls.completed.returncode in (0, 1) else []
 
     def outcomes(self, backend: str) -> dict[tuple[str, str], str]:
         """(scenario, special or ordinary) -> outcome."""
         found = {}
         for test in self.tests:
-            if test["backend"] == backend:
+            if test["backend"] == backend and ".RealDataTests_" in test["id"]:
                 name, _index, kind = test["id"].rsplit(".", 1)[1].rsplit("_", 2)
                 found[name, kind] = test["outcome"]
         self.assertTrue(found, self.completed.stdout[-3000:] + self.completed.stderr[-2000:])
@@ -50,6 +53,16 @@ class RealDataFaultsTests(unittest.TestCase):
 
     def test_the_control_passes_everything(self):
         self.assertEqual(set(self.outcomes(CONTROL).values()), {"PASS"})
+
+    def test_the_sweeps_nan_tests_catch_reductions_that_skip_nan(self):
+        sweep = {(test["backend"], test["id"].rsplit(".test_op_", 1)[1]): test["outcome"]
+                 for test in self.tests if ".OpSweepTests_" in test["id"]}
+        for backend in (*CATCHES, CONTROL):
+            for op in REDUCTIONS:
+                with self.subTest(backend=backend, op=op):
+                    caught = backend == "skips_nan_in_reductions"
+                    self.assertEqual(sweep[backend, f"{op}_nan_and_inf"], "FAIL" if caught else "PASS")
+                    self.assertEqual(sweep[backend, op], "PASS")
 
 
 if __name__ == "__main__":

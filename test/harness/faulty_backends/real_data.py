@@ -77,6 +77,8 @@ def _index_put_racing(base, indices, values, accumulate=False):
 
 
 def _index_add_racing(base, dim, index, source, alpha=1):
+    if base.dim() == 0:  # a scalar: nothing to race on
+        return aten.index_add.default(base, dim, index, source, alpha=alpha)
     moved, moved_source = base.movedim(dim, 0), source.movedim(dim, 0)
     written = aten.index_put.default(moved, [index], moved[index] + alpha * moved_source)
     return written.movedim(0, dim)
