@@ -7,7 +7,8 @@ assignment through indexing, metadata changes such as ``t_()``), call ops that m
 their input or an alias (``contiguous``, ``reshape``, ``to``, ``dropout`` in eval,
 ``x + 0``...), mix ``no_grad`` with inputs that require grad, and return outputs that may
 alias inputs or each other. The inputs themselves may be views, non-leaf tensors that
-require grad, or several views of one storage.
+require grad, or several views of one storage; about half of those that do not require
+grad start with NaN, +inf and -inf.
 
 ``generate(seed)`` builds the same program for the same seed. Each statement is chosen
 by running the program so far eagerly and looking at the live tensors, so only
@@ -33,6 +34,10 @@ import torch
 from harness.checks.compare import weighted_loss
 
 MAX_STATEMENTS = 12
+# Real inputs carry NaN and infinities (padding, masked rows, log of zero): this share of the
+# inputs that do not require grad start with them, and outputs must have NaN where eager has.
+SPECIAL_INPUTS = 0.5
+SPECIAL_VALUES = "[float('nan'), float('inf'), -float('inf')]"
 
 # Where torch.compile's frontend (Dynamo and AOTAutograd, shared by every backend) disagrees
 # with eager, measured on torch 2.13.0 (about 1 program in 15 before these limits): the
@@ -213,6 +218,9 @@ class _Builder:
     def __init__(self, rng: random.Random, seed: int) -> None:
         self.rng = rng
         self.seed = seed
+        # Which inputs carry special values: a stream of its own, so that the statements a
+        # seed draws stay the same whether or not its inputs do.
+        self.special = random.Random(f"special values {seed}")
         self.setup: list[str] = []
         self.bases: list[str] = []
         self.base_shapes: dict[str, tuple[int, ...]] = {}
@@ -238,6 +246,8 @@ class _Builder:
                 grad = rng.random() < 0.4
                 self.setup.append(f"{base} = torch.randn({shape}, generator=generator)"
                                   + (".requires_grad_()" if grad else ""))
+                if not grad and self.special.random() < SPECIAL_INPUTS:
+                    self.setup.append(f"{base}.view(-1)[:3] = torch.tensor({SPECIAL_VALUES})")
                 self.bases.append(base)
                 self.base_shapes[base] = shape
                 kind = rng.random()
@@ -500,7 +510,7 @@ def parse(source: str, seed: int = 0) -> Program:
     function = next(node for node in functions if node.name != "make_inputs")
     *body, returned = make_inputs.body
     setup = tuple(ast.get_source_segment(source, node) for node in body
-                  if not (isinstance(node, ast.Assign) and node.targets[0].id == "generator"))
+                  if not (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "generator"))
     seeds = [node for node in ast.walk(make_inputs) if isinstance(node, ast.Call)
              and getattr(node.func, "attr", "") == "manual_seed"]
     if seeds:

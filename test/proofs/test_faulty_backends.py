@@ -349,7 +349,11 @@ class FaultsAreCaughtTests(unittest.TestCase):
                     and value is not contract.ContractCase and getattr(value, "family", None) is None}
         covered = {scenario.split(".")[1] for fault in FAULTS for scenario in fault.catches
                    if scenario.startswith(CONTRACT)}
-        self.assertEqual(families - covered, set())
+        # The default's size change: a backend wrong only on symbolic sizes and a forgetful
+        # Dynamo fail it (test_variant_faults.DefaultSizeChangeFaultTests).
+        from test.proofs.test_variant_faults import SIZE_CHANGE_FAMILY
+
+        self.assertEqual(families - covered - {SIZE_CHANGE_FAMILY}, set())
 
 
 if __name__ == "__main__":
