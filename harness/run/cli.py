@@ -112,10 +112,10 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
     how.add_argument("--timeout", type=float, metavar="S",
                      help="seconds before any test is stopped as TIMEOUT; 0 for none (default: each test's own "
                           "limit, 30 s + 2x its recorded duration, see --durations; 300 s for tests never recorded)")
-    how.add_argument("--rerun-limit", type=int, default=200, metavar="N",
+    how.add_argument("--rerun-limit", type=int, default=400, metavar="N",
                      help="rerun at most N tests that failed after an earlier failure in their worker, "
                           "in fresh workers, to tell their own failures from collateral damage; 0: no "
-                          "reruns (default: 200)")
+                          "reruns (default: 400, more than a default run has tests per backend)")
     how.add_argument("--rerun-time", type=float, default=600.0, metavar="S",
                      help="start no rerun pass later than S seconds after the first (default: 600)")
     how.add_argument("--durations", metavar="FILE",

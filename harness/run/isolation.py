@@ -39,7 +39,7 @@ from harness.report.results import COLLATERAL, EXPECTED_OUTCOMES, TestResult
 
 @dataclass(frozen=True)
 class RerunLimits:
-    tests: int = 200  # most tests rerun in one run; 0 turns reruns off
+    tests: int = 400  # most tests rerun in one run (a default run has ~340 per backend); 0: no reruns
     seconds: float = 600.0  # no rerun pass starts later than this after the first one
 
 
