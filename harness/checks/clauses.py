@@ -85,7 +85,6 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"requires?[_ ]grad|grad_fn|presence differs|is_leaf|is_inference", AUTOGRAD_METADATA),
     (r"dtype differs", DTYPE),
     (r"strides differ|\balias|stay a view", STRIDES_AND_ALIASING),
-    (r"written to though eager left it", INPUTS_LEFT_ALONE),
     (r"^(input|parameter|buffer)s? after|^call # input|mutat", MUTATIONS_APPLIED),
     (r"^(grad|gradient)s?\b|gradient (after|through|of)", GRADIENTS),
 )]
