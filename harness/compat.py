@@ -279,6 +279,22 @@ def current_shape_env_guards() -> list[str]:
     return importlib.import_module("torch._guards").CompileContext.get().shape_env_guards
 
 
+def cpu_allocations(profiler: Any) -> list[tuple[int, int, int]]:
+    """(time in ns, address, bytes: negative for a free) of each CPU allocation and free that
+    a finished ``torch.profiler.profile(profile_memory=True)`` recorded, in order. The
+    addresses come from the profiler's event tree, which torch marks experimental."""
+    from torch._C._profiler import _EventType
+
+    found = []
+    pending = list(profiler.profiler.kineto_results.experimental_event_tree())
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        if node.tag == _EventType.Allocation and node.extra_fields.device.type == "cpu":
+            found.append((node.start_time_ns, node.extra_fields.ptr, node.extra_fields.alloc_size))
+    return sorted(found)
+
+
 def scoped_library(namespace: str, kind: str = "FRAGMENT"):
     return torch.library._scoped_library(namespace, kind)
 

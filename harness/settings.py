@@ -35,13 +35,16 @@ TIER = "DYNAMO_SUITE_TIER"  # harness.testcase.tiers
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
 MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit
+PERF_BUDGET = "DYNAMO_SUITE_PERF_BUDGET"  # harness.testcase.perf: seconds of timed rounds per perf test
+PERF_THREADS = "DYNAMO_SUITE_PERF_THREADS"  # harness.testcase.perf: torch's threads while a perf test runs
 MEASURE_EAGER_SHARE = "DYNAMO_SUITE_EAGER_SHARE"  # 0: measure nothing (the bench compares the two)
 # Between the runner and its workers.
 CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of failing tests (harness.measure.repro)
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)
 
 # What a repro needs, beside the test's own axis values, to run a scenario as the run did.
-REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, MAX_EAGER_SHARE)
+REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, MAX_EAGER_SHARE, PERF_BUDGET,
+         PERF_THREADS)
 
 FILE_OPTION = "--dynamo-suite-settings"  # the pytest option a worker gets its settings file with
 

@@ -138,6 +138,8 @@ SCENARIOS = {
     "test_generated_programs.GeneratedProgramTests": VALUES,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,
     "test_models.ModelTests": REAL_MODELS,
+    # A perf test fails only when its compiled step disagrees with eager (or does not run).
+    "test_perf.PerfTests": VALUES,
     "test_op_sweep.OpSweepTests": EACH_OPERATOR,
     "test_python_autograd.PythonAutogradTests": VALUES,
     "test_real_data.RealDataTests": VALUES,

@@ -10,7 +10,7 @@
     report-dir = "build/suite-reports"
 
 Every other key is a long option of the command without its dashes (``tier``, ``variants``,
-``dtypes``, ``device``, ``max-eager-share``, ``op-sweep``, ``generated``, ``jobs``,
+``dtypes``, ``device``, ``max-eager-share``, ``perf-budget``, ``perf-threads``, ``op-sweep``, ``generated``, ``jobs``,
 ``timeout``, ``durations``, ``fail-on``). The file is the nearest ``pyproject.toml`` with the
 section, from the current directory up; relative paths in it are relative to its directory.
 The command line wins over the environment (``DYNAMO_SUITE_*``), which wins over the file.
@@ -67,6 +67,8 @@ def keys() -> dict[str, Key]:
         Key("op-sweep", setting=settings.OP_SWEEP),
         Key("generated", setting=settings.GENERATED, kind="number"),
         Key("max-eager-share", setting=settings.MAX_EAGER_SHARE, kind="number"),
+        Key("perf-budget", setting=settings.PERF_BUDGET, kind="number"),
+        Key("perf-threads", setting=settings.PERF_THREADS, kind="number"),
         Key("report-dir", option="report_dir", kind="path"),
         Key("durations", option="durations", kind="path"),
         Key("jobs", option="jobs", kind="number"),

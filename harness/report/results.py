@@ -73,6 +73,9 @@ class TestResult:
     # harness.measure.eager_share.summarize: the compute ops its compiled calls ran through PyTorch's
     # eager kernels, against the ops of the graphs themselves (None: nothing measured).
     eager_share: dict[str, Any] | None = None
+    # The perf tier's figures (harness.testcase.perf.figures): eager and compiled time per call,
+    # the speed-up with its interval, peak memory of each (None: not a perf test, or not measured).
+    perf: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # Only values other than an axis's default are kept, so a result read back from
@@ -112,6 +115,8 @@ class TestResult:
 class RunResults:
     run: dict[str, Any]  # torch, python, platform, backends, argv, shard, times, jobs...
     tests: list[TestResult] = field(default_factory=list)
+    # How the run compared with --baseline (harness.report.baseline.Difference.to_json), if it was.
+    baseline: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
@@ -166,6 +171,7 @@ class RunResults:
             "run": self.run,
             "summary": self.summary(),
             "tests": [test.to_json() for test in self.tests],
+            **({"baseline": self.baseline} if self.baseline is not None else {}),
         }
 
     def dumps(self) -> str:

@@ -29,7 +29,7 @@ from harness.axes.axis import AxisError
 from harness.measure import share_limit
 from harness.project import config, layout
 from harness.run import warmup
-from harness.testcase import tiers
+from harness.testcase import perf, tiers
 
 DEFAULT_REPORT_DIR = "reports"
 FAIL_ON = ("unexpected", "regressions", "metrics")
@@ -91,8 +91,9 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
                              "as SKIP; 'smoke' selects a few tests that touch every contract clause "
-                             "(harness/testcase/smoke.py), under a tenth of the default tier (default: "
-                             "$DYNAMO_SUITE_TIER, else default)")
+                             "(harness/testcase/smoke.py), under a tenth of the default tier; 'perf' runs "
+                             "only the performance tests: speed-up and peak memory against eager, one worker "
+                             "(test/dynamo/test_perf.py, docs/perf.md) (default: $DYNAMO_SUITE_TIER, else default)")
     for axis in registry.other_than_backend():
         _add_axis_option(choose, axis)
     choose.add_argument("--max-eager-share", metavar="F",
@@ -100,6 +101,12 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
                              "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
                              "[[eager_share]] entries in the expectations file set it per backend or test)")
+    choose.add_argument("--perf-budget", metavar="S",
+                        help="perf tier: seconds of timed rounds per test; fewer when the estimate is tight "
+                             "sooner (default: $DYNAMO_SUITE_PERF_BUDGET, else 4)")
+    choose.add_argument("--perf-threads", metavar="N",
+                        help="perf tier: torch's threads while a test measures (default: "
+                             "$DYNAMO_SUITE_PERF_THREADS, else 1)")
     choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
     choose.add_argument("--expectations", metavar="FILE",
                         help="your project's expected failures and skips, read over the bundled ones (which "
@@ -108,7 +115,8 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "harness/expectations.toml)")
     how = parser.add_argument_group("how to run")
     how.add_argument("-j", "--jobs", default="auto", metavar="N",
-                     help="worker processes: a number, or 'auto' for one per core (default: auto)")
+                     help="worker processes: a number, or 'auto' for one per core, and one in the perf tier, "
+                          "whose figures want a quiet machine (default: auto)")
     how.add_argument("--timeout", type=float, metavar="S",
                      help="seconds before any test is stopped as TIMEOUT; 0 for none (default: each test's own "
                           "limit, 30 s + 2x its recorded duration, see --durations; 300 s for tests never recorded)")
@@ -132,7 +140,8 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                      help="what exits 1: any unexpected result (default); only tests newly failing against "
                           "--baseline (for a nightly on a torch the expectations do not cover); or those and "
                           "metric regressions against --baseline too (more frames, graph breaks, recompiles, "
-                          "graphs or compile time in a test that passed in both)")
+                          "graphs or compile time in a test that passed in both; in the perf tier a lower "
+                          "speed-up or a higher peak memory)")
     out.add_argument("--accept", action="store_true",
                      help="rewrite the expectations file from this run: add unexpected failures, "
                           "drop entries whose tests now pass")
@@ -282,6 +291,8 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
                report_dir: Path | None, baseline, out: TextIO) -> int:
     if args.minify:
         return _minify(args, run_settings, report_dir)
+    if tiers.current() == tiers.PERF and args.jobs == "auto":
+        jobs = 1  # a second worker compiling beside a measurement would be timed too
     with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
         collected = _collect(run_settings, args)
         expectations_file = _check_expectations(args, run_settings)
@@ -329,6 +340,9 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
                for axis in registry.other_than_backend()},
             "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
+            # What a perf figure depends on beside the code (harness.testcase.perf).
+            **({"perf": {"budget_s": perf.budget_s(), "threads": perf.threads(), "cpu": _cpu_name()}}
+               if tiers.current() == tiers.PERF else {}),
             "shard": shard_text,
             "jobs": jobs,
             "timeout_s": args.timeout,  # null: each test's own limit (tests[].time_limit_s)
@@ -349,6 +363,18 @@ def _run_suite(args: argparse.Namespace, run_settings: settings.Settings, jobs: 
         return _finish(args, results, report_dir, out, expectations_file, baseline, Path(capture.name))
 
 
+def _cpu_name() -> str:
+    """The processor's model name (Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+
+
 def _minify(args: argparse.Namespace, run_settings: settings.Settings, report_dir: Path) -> int:
     """In a process of its own: the runner does not import torch."""
     import subprocess
@@ -367,7 +393,8 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
     before anything starts."""
     given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
     given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
-                  settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations})
+                  settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations,
+                  settings.PERF_BUDGET: args.perf_budget, settings.PERF_THREADS: args.perf_threads})
     given = {name: value for name, value in given.items() if value is not None}
     run_settings = settings.Settings(args.project.settings).replace(**settings.from_environment().values).replace(
         **given)
@@ -392,6 +419,12 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
             tiers.current()
         except tiers.TierError as error:
             raise UsageError(at(settings.TIER, str(error)))
+        for name, option, read in ((settings.PERF_BUDGET, "--perf-budget", perf.budget_s),
+                                   (settings.PERF_THREADS, "--perf-threads", perf.threads)):
+            try:
+                read()
+            except perf.PerfSettingError as error:
+                raise UsageError(at(name, f"{option} / {error}"))
     generated = run_settings.get(settings.GENERATED, "0")
     if not generated.isdigit():
         raise UsageError(at(settings.GENERATED, f"--generated / {settings.GENERATED}={generated!r}: expected a "
@@ -459,6 +492,9 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
 
         # A subset, not a skip list: the other tests are left out of the run and its reports.
         collected = [test for test in collected if test.scenario in smoke.SCENARIOS]
+    # The perf tier holds the perf tests alone, and no other tier holds them.
+    perf_tier = tiers.current() == tiers.PERF
+    collected = [test for test in collected if (test.tier == tiers.PERF) == perf_tier]
     tests = select(collected, args.patterns)
     if not tests:
         where, listing = (" in the smoke tier", "--tier smoke --list") if smoke_tier else ("", "--list")

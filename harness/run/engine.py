@@ -156,6 +156,7 @@ class ResultCollector:
             duration_s=round(duration, 3),
             metrics=(call or decisive).get("metrics"),
             eager_share=(call or decisive).get("eager_share"),
+            perf=(call or decisive).get("perf"),
             expectation=(call or decisive).get("expectation"),
             details=decisive.get("details", ""),
             worker=worker,

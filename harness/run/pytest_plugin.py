@@ -277,6 +277,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         "pid": os.getpid(),  # which process: a failure may break the process for later tests
         "metrics": getattr(testcase, "dynamo_metrics", None),
         "eager_share": getattr(testcase, "eager_share", None),
+        "perf": getattr(testcase, "perf", None),  # test/dynamo/test_perf.py: harness.testcase.perf.figures
         "expectation": expectation.source if expectation is not None else None,
     }
     if report.passed:

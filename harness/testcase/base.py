@@ -191,9 +191,9 @@ class BackendTestCase(DynamoTestCase):
         self.counter = self.new_counter()
         self.addCleanup(self._summarize_eager_share)
 
-    def new_counter(self) -> CompileCounterWithBackend:
+    def new_counter(self, *, measure_eager_share: bool = True) -> CompileCounterWithBackend:
         """A fresh counting wrapper around the backend under test."""
-        counter = CompileCounterWithBackend(self.backend, measure_eager_share=True)
+        counter = CompileCounterWithBackend(self.backend, measure_eager_share=measure_eager_share)
         for behaviour, value in self._axes:
             behaviour.counter_created(self, value, counter)
         self._counters.append(counter)

@@ -6,6 +6,10 @@
   full-length unrolled LSTM, a hundred mutated overlapping views); for nightly CI.
 * ``smoke``: a subset of the default tier, one test per contract clause (``harness.testcase.smoke``);
   ``run_tests.py`` selects only those, and under plain unittest it runs the default tier.
+* ``perf``: only the performance tests (``test/dynamo/test_perf.py``): speed-up and peak
+  memory of what the backend compiled, against eager (``harness.measure.speed``). They are
+  in no other tier: ``run_tests.py`` leaves them out of the others' runs and reports, and
+  under plain unittest they skip outside it.
 
 Chosen by ``DYNAMO_SUITE_TIER`` (``run_tests.py --tier``). A stress scenario outside its
 tier is a SKIP whose reason says how to run it, so it is never silently missing.
@@ -20,7 +24,8 @@ from typing import Callable
 from harness import settings
 
 TIER_ENV = settings.TIER
-TIERS = ("default", "nightly", "smoke")
+TIERS = ("default", "nightly", "smoke", "perf")
+PERF = "perf"
 _MARK = "__dynamo_suite_tier__"
 
 
@@ -50,6 +55,21 @@ def nightly(reason: str) -> Callable[[Callable], Callable]:
         return run_in_nightly_tier
 
     return decorate
+
+
+def perf(test: Callable) -> Callable:
+    """Run the decorated test only in the perf tier: a measurement wants a quiet worker
+    and seconds of repetitions, which no correctness run should pay for."""
+
+    @functools.wraps(test)
+    def run_in_perf_tier(*args, **kwargs):
+        if current() != PERF:
+            raise unittest.SkipTest(f"perf tier (a speed and memory measurement); run it with --tier perf "
+                                    f"(under plain unittest: {TIER_ENV}=perf)")
+        return test(*args, **kwargs)
+
+    setattr(run_in_perf_tier, _MARK, PERF)
+    return run_in_perf_tier
 
 
 def tier_of(test: unittest.TestCase) -> str:

@@ -57,8 +57,29 @@ class NightlyDecoratorTests(_GenerationTestBase):
 
     def test_unknown_tier_is_an_error(self):
         with mock.patch.dict(os.environ, {tiers.TIER_ENV: "weekly"}):
-            with self.assertRaisesRegex(tiers.TierError, "expected one of default, nightly, smoke"):
+            with self.assertRaisesRegex(tiers.TierError, "expected one of default, nightly, smoke, perf"):
                 tiers.current()
+
+
+class PerfDecoratorTests(_GenerationTestBase):
+    def test_perf_tests_skip_outside_the_perf_tier_and_run_in_it(self):
+        class Family(BackendTestCase):
+            __module__ = self.module.__name__
+
+            @tiers.perf
+            def test_speed(self):
+                self.compile(torch.sin)(torch.randn(3))
+
+        self.generate(Family)
+        self.assertEqual(tiers.tier_of(self.module.Family_eager("test_speed")), tiers.PERF)
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "nightly"}):
+            skipped = self.run_tests("Family_eager").skipped
+        self.assertEqual([reason for _, reason in skipped],
+                         ["perf tier (a speed and memory measurement); run it with --tier perf (under plain "
+                          "unittest: DYNAMO_SUITE_TIER=perf)"])
+        with mock.patch.dict(os.environ, {tiers.TIER_ENV: "perf"}):
+            result = self.run_tests("Family_eager")
+        self.assertEqual((result.testsRun, result.skipped, result.failures, result.errors), (1, [], [], []))
 
 
 class RunnerTierTests(TempDirTestCase):
@@ -79,11 +100,28 @@ class RunnerTierTests(TempDirTestCase):
         nightly = run_cli("--list", "--tier", "nightly", "--backend", "eager", "-k", "LSTMTests").stdout.split()
         self.assertEqual(nightly[0], listed[-1], "in its own tier the longest test goes first")
 
+    def test_the_perf_tier_holds_the_perf_tests_and_no_other_tier_does(self):
+        perf = run_cli("--list", "--tier", "perf", "--backend", "eager").stdout.split()
+        self.assertTrue(perf)
+        self.assertEqual([test for test in perf if ".test_perf.PerfTests_eager." not in test], [])
+        self.assertIn("test.dynamo.test_perf.PerfTests_eager.test_resnet18_train", perf)
+        nightly = run_cli("--list", "--tier", "nightly", "--backend", "eager").stdout.split()
+        self.assertEqual([test for test in nightly if ".test_perf." in test], [])
+
+    def test_bad_perf_settings_are_usage_errors(self):
+        for option, value, message in (("--perf-budget", "soon", "--perf-budget / DYNAMO_SUITE_PERF_BUDGET='soon'"),
+                                       ("--perf-threads", "0", "--perf-threads / DYNAMO_SUITE_PERF_THREADS='0'")):
+            with self.subTest(option=option):
+                completed = run_cli("--tier", "perf", option, value, "--list")
+                self.assertEqual(completed.returncode, 2)
+                self.assertTrue(completed.stderr.startswith(f"run_tests.py: error: {message}: expected a "),
+                                completed.stderr)
+
     def test_bad_tier_is_a_usage_error(self):
         completed = run_cli("--list", env={tiers.TIER_ENV: "weekly"})
         self.assertEqual(completed.returncode, 2)
         self.assertEqual(completed.stderr.strip(),
-                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly': expected one of default, nightly, smoke")
+                         "run_tests.py: error: DYNAMO_SUITE_TIER='weekly': expected one of default, nightly, smoke, perf")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""The perf tier's method (harness/measure/speed.py, harness/measure/peak_memory.py,
+harness/testcase/perf.py) on functions whose cost is known, and one perf test run end to
+end. The proof that slow and memory-hungry backends are flagged is
+test/proofs/test_perf_faults.py."""
+
+from __future__ import annotations
+
+import os
+import time
+import unittest
+from unittest import mock
+
+import torch
+
+from harness import settings
+from harness.measure import peak_memory, speed
+from harness.testcase import perf
+from test.harness.cli import read_results, run_cli
+from test.harness.test_runner import TempDirTestCase
+
+
+def _busy(seconds: float):
+    def spin():
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    return spin
+
+
+class IntervalTests(unittest.TestCase):
+    def test_the_median_interval_is_made_of_order_statistics(self):
+        values = [float(value) for value in range(1, 101)]
+        self.assertEqual(speed.median_interval(values), (41.0, 60.0))
+        self.assertEqual(speed.median_interval([2.0] * 10), (2.0, 2.0))
+        self.assertEqual(speed.relative_width([2.0] * 10), 0.0)
+
+    def test_few_values_give_the_widest_interval(self):
+        self.assertEqual(speed.median_interval([1.0, 3.0, 2.0]), (1.0, 3.0))
+
+
+class MeasureTests(unittest.TestCase):
+    def test_a_function_twice_as_fast_has_a_speed_up_of_two(self):
+        timing = speed.measure(_busy(0.002), _busy(0.001), budget_s=1.0)
+        self.assertAlmostEqual(timing.speedup, 2.0, delta=0.3)
+        self.assertLessEqual(timing.low, timing.speedup)
+        self.assertGreaterEqual(timing.high, timing.speedup)
+        self.assertAlmostEqual(timing.eager_ms, 2.0, delta=0.4)
+        self.assertGreaterEqual(timing.rounds, speed.MIN_ROUNDS)
+        self.assertGreaterEqual(timing.compiled_calls, timing.eager_calls)  # batches of about BATCH_S each
+
+    def test_rounds_stop_at_the_budget(self):
+        started = time.perf_counter()
+        calls = []
+        # Eager alternates between two costs: the ratio never settles within TIGHT.
+        speed.measure(lambda: (calls.append(1), _busy(0.0005 * (1 + len(calls) % 2))()), _busy(0.0005), budget_s=0.3)
+        self.assertLess(time.perf_counter() - started, 2.0)
+
+    def test_garbage_collection_is_put_back(self):
+        import gc
+
+        speed.measure(lambda: None, lambda: None, budget_s=0.05)
+        self.assertTrue(gc.isenabled())
+
+
+class PeakMemoryTests(unittest.TestCase):
+    cpu = torch.device("cpu")
+
+    def test_the_peak_counts_what_the_call_allocated_at_its_highest(self):
+        def step():
+            first = torch.empty(1 << 20, dtype=torch.uint8)
+            second = torch.empty(1 << 20, dtype=torch.uint8)
+            del first, second
+            return torch.empty(1 << 10, dtype=torch.uint8)
+
+        self.assertEqual(peak_memory.peak_bytes(step, self.cpu), 2 << 20)
+
+    def test_freeing_older_tensors_does_not_lower_the_level(self):
+        held = [torch.empty(4 << 20, dtype=torch.uint8)]
+
+        def step():
+            held.clear()  # four MiB from before the call
+            torch.empty(1 << 20, dtype=torch.uint8)
+
+        self.assertEqual(peak_memory.peak_bytes(step, self.cpu), 1 << 20)
+
+
+class SettingTests(unittest.TestCase):
+    def test_defaults_and_bad_values(self):
+        with settings.using(settings.Settings({})):
+            self.assertEqual((perf.budget_s(), perf.threads()), (speed.DEFAULT_BUDGET_S, perf.DEFAULT_THREADS))
+        with settings.using(settings.Settings({settings.PERF_BUDGET: "0.5", settings.PERF_THREADS: "2"})):
+            self.assertEqual((perf.budget_s(), perf.threads()), (0.5, 2))
+        for name, value in ((settings.PERF_BUDGET, "-1"), (settings.PERF_THREADS, "1.5")):
+            with self.subTest(name=name), settings.using(settings.Settings({name: value})):
+                with self.assertRaisesRegex(perf.PerfSettingError, f"{name}='{value}': expected a"):
+                    (perf.budget_s if name == settings.PERF_BUDGET else perf.threads)()
+
+
+class PerfRunTests(TempDirTestCase):
+    def test_a_perf_test_records_its_figures_and_its_compile_s_metrics(self):
+        completed = run_cli("--tier", "perf", "--backend", "eager", "-k", "PerfTests_eager.test_graph_pointwise_chain",
+                            "--perf-budget", "0.2", "--perf-threads", "2", "--report-dir", str(self.tmp))
+        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
+        results = read_results(self.tmp)
+        self.assertIn("1 worker(s)", completed.stdout)
+        self.assertEqual(results["run"]["perf"]["threads"], 2)
+        (test,) = results["tests"]
+        figures = test["perf"]
+        self.assertEqual(figures["threads"], 2)
+        self.assertEqual(figures["device"], "cpu")
+        self.assertGreater(figures["eager_ms"], 0)
+        self.assertGreater(figures["eager_peak_bytes"], 0)
+        self.assertLessEqual(figures["low"], figures["speedup"])
+        # Dynamo's metrics are the compile's: one frame, whatever the number of timed calls.
+        self.assertEqual(test["metrics"]["frames"], 1)
+        self.assertIn("graph_pointwise_chain", completed.stdout)
+
+    def test_threads_are_put_back_after_a_perf_test(self):
+        before = torch.get_num_threads()
+        with mock.patch.dict(os.environ, {settings.TIER: "perf", settings.PERF_BUDGET: "0.05",
+                                          settings.PERF_THREADS: "1"}):
+            from test.dynamo import test_perf
+
+            result = unittest.TestResult()
+            test_perf.PerfTests_eager("test_graph_input_mutation").run(result)
+        self.assertEqual((result.failures, result.errors, result.skipped), ([], [], []))
+        self.assertEqual(torch.get_num_threads(), before)
+
+
+if __name__ == "__main__":
+    unittest.main()
