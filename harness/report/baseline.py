@@ -9,7 +9,8 @@ unexpectedly in both runs with a different outcome or message.
 Messages are compared after removing what differs between any two runs (addresses, line
 numbers, timings, worker names). Tests that passed in both runs are also compared by what
 Dynamo did (frames, graphs, graph breaks, recompiles, compile time; the rules are in
-harness.report.metric_changes).
+harness.report.metric_changes), and perf tests by their speed-up and peak memory
+(harness.report.metric_changes).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.report import metric_changes, problems
+from harness.report.metric_changes import PerfComparison
 from harness.report.results import RunResults, TestResult
 
 _FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
@@ -52,10 +54,13 @@ class Difference:
     fixed_problems: list[problems.Problem] = field(default_factory=list)
     # Tests that passed in both runs whose Dynamo metrics changed (harness.report.metric_changes).
     metric_changes: list[metric_changes.MetricChange] = field(default_factory=list)
+    # Perf tests' speed-up and peak memory (harness.report.metric_changes).
+    perf: PerfComparison = field(default_factory=PerfComparison)
 
     @property
-    def metric_regressions(self) -> list[metric_changes.MetricChange]:
-        return [change for change in self.metric_changes if change.regression]
+    def metric_regressions(self) -> list:
+        """Dynamo's metrics and the perf figures that got worse: what --fail-on metrics fails on."""
+        return [change for change in self.metric_changes if change.regression] + self.perf.regressions
 
     def sections(self) -> list[tuple[str, list[str]]]:
         return [
@@ -68,11 +73,35 @@ class Difference:
             ("newly passing", [f"{new.id}: {old.outcome} -> {new.outcome}" for old, new in self.new_passes]),
             ("failing with a changed reason", [
                 f"{new.id}: {old.outcome} '{old.reason}' -> {new.outcome} '{new.reason}'" for old, new in self.changed]),
-            ("metric regressions", [change.line() for change in self.metric_regressions]),
+            ("metric regressions", [change.line() for change in self.metric_changes if change.regression]),
             ("metric improvements", [change.line() for change in self.metric_changes if not change.regression]),
+            *self.perf_sections(),
             ("new tests", [f"{test.id}: {test.outcome}" for test in self.added]),
             ("not run this time", [test.id for test in self.removed]),
         ]
+
+    def perf_sections(self) -> list[tuple[str, list[str]]]:
+        """Only for runs with perf figures: other runs would show four empty sections."""
+        if not self.perf.compared:
+            return []
+        return [
+            *([("perf baseline from another machine", [self.perf.other_machine])] if self.perf.other_machine else []),
+            ("perf regressions", [change.line() for change in self.perf.regressions]),
+            ("perf improvements", [change.line() for change in self.perf.improvements]),
+            ("perf figures too noisy to judge", list(self.perf.too_noisy)),
+        ]
+
+    def to_json(self, baseline_name: str | None) -> dict:
+        """What results.json records of the comparison, for tools that read it."""
+        return {
+            "file": baseline_name,
+            "new_failures": [new.id for _, new in self.new_failures],
+            "new_passes": [new.id for _, new in self.new_passes],
+            "metric_changes": [dict(vars(change), regression=change.regression) for change in self.metric_changes],
+            "perf_changes": [dict(vars(change), regression=change.regression) for change in self.perf.changes],
+            "perf_too_noisy": list(self.perf.too_noisy),
+            "perf_other_machine": self.perf.other_machine,
+        }
 
     def render(self, baseline_name: str) -> str:
         lines = [f"compared with baseline {baseline_name}:"]
@@ -117,4 +146,5 @@ def compare(old: RunResults, new: RunResults) -> Difference:
     difference.new_problems = [problem for key, problem in new_problems.items() if key not in old_problems]
     difference.fixed_problems = [problem for key, problem in old_problems.items() if key not in new_problems]
     difference.metric_changes = metric_changes.compare(old, new)
+    difference.perf = metric_changes.compare_perf(old, new)
     return difference

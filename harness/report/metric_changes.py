@@ -1,4 +1,8 @@
-"""What got slower or broke up since the baseline: per test, Dynamo's metrics compared.
+"""What got slower or broke up since the baseline: per test, Dynamo's metrics and the perf
+tier's figures compared, each by a rule measured on the noise of identical runs.
+
+Dynamo's metrics
+----------------
 
 A test's metrics (results.json ``tests[].metrics``) are compared when it passed in both
 runs. Counts are exact, so a change is a change, except where identical runs differ:
@@ -18,12 +22,33 @@ runs. Counts are exact, so a change is a change, except where identical runs dif
   cache compiles each first graph for 10-17 s).
 
 Increases are regressions; decreases are listed as improvements.
+
+The perf tier's figures
+-----------------------
+results.json ``tests[].perf`` (harness.testcase.perf). A perf test is compared when it
+passed in both runs with figures. Tests are matched by id; a baseline that holds a single
+backend is also matched by scenario, so a backend's run can be judged against
+``aot_eager``'s figures (``--baseline aot_eager-perf/results.json``). docs/perf.md has the
+measurements behind these rules:
+
+* speed-up (eager time / compiled time, both from the same rounds, so a slower or busier
+  machine cancels out): a change counts when the two 95 % intervals lie more than
+  ``SPEED_GAP`` apart: the new interval's top under the old one's bottom by that share (or
+  the other way round). Wide intervals hide small changes, never invent them; a noisy
+  figure (harness.measure.speed) in which no change was found is listed as too noisy to
+  judge, since a change may hide in it.
+* peak memory of the compiled step: a change counts when it differs from the old one by
+  more than ``MEMORY_TOLERANCE`` and by at least ``MEMORY_MIN_BYTES``, after scaling the
+  old figure by how eager's own peak changed (a torch whose eager kernels allocate more
+  moves both).
+
+A lower speed-up and a higher peak are regressions; the others are improvements.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.report.results import RunResults, TestResult
 
@@ -81,3 +106,116 @@ def compare(old: RunResults, new: RunResults) -> list[MetricChange]:
             if slower or faster:
                 changes.append(MetricChange(test.id, COMPILE, previous.metrics[COMPILE], now))
     return changes
+
+
+# -- the perf tier's figures ------------------------------------------------------------
+
+SPEED_GAP = 0.15
+MEMORY_TOLERANCE = 0.05
+MEMORY_MIN_BYTES = 64 * 1024
+SPEEDUP = "speed-up"
+MEMORY = "peak memory"
+
+
+@dataclass(frozen=True)
+class PerfChange:
+    test: str
+    figure: str  # SPEEDUP or MEMORY
+    old: float
+    new: float
+    against: str  # the baseline test it was compared with
+
+    @property
+    def regression(self) -> bool:
+        return self.new < self.old if self.figure == SPEEDUP else self.new > self.old
+
+    def line(self) -> str:
+        vs = "" if self.against == self.test else f" (against {self.against})"
+        if self.figure == SPEEDUP:
+            return f"{self.test}: speed-up {self.old:.2f}x -> {self.new:.2f}x{vs}"
+        return f"{self.test}: compiled peak memory {mib(self.old)} -> {mib(self.new)}{vs}"
+
+
+@dataclass
+class PerfComparison:
+    changes: list[PerfChange] = field(default_factory=list)
+    too_noisy: list[str] = field(default_factory=list)  # "test: why"
+    compared: int = 0  # perf tests with a partner in the baseline
+    # Set when the baseline's figures were measured elsewhere (another processor or device):
+    # "baseline: ...; this run: ...". Speed-ups then move with the machine, not only the code.
+    other_machine: str | None = None
+
+    @property
+    def regressions(self) -> list[PerfChange]:
+        return [change for change in self.changes if change.regression]
+
+    @property
+    def improvements(self) -> list[PerfChange]:
+        return [change for change in self.changes if not change.regression]
+
+
+def mib(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 2 ** 20:.2f} MiB"
+
+
+def _measured(test: TestResult) -> bool:
+    return test.outcome == "PASS" and bool(test.perf)
+
+
+def _scenario_key(test: TestResult) -> tuple:
+    return test.scenario, tuple(sorted(test.axes.items()))
+
+
+def _partners(old: RunResults, new: RunResults) -> list[tuple[TestResult, TestResult]]:
+    before = {test.id: test for test in old.tests if _measured(test)}
+    single_backend = len({test.backend for test in old.tests if test.perf}) == 1
+    by_scenario = {_scenario_key(test): test for test in before.values()} if single_backend else {}
+    pairs = []
+    for test in new.tests:
+        if not _measured(test):
+            continue
+        partner = before.get(test.id) or by_scenario.get(_scenario_key(test))
+        if partner is not None:
+            pairs.append((partner, test))
+    return pairs
+
+
+def _speed_change(old: TestResult, new: TestResult) -> PerfChange | None:
+    was, now = old.perf, new.perf
+    slower = now["high"] < (1 - SPEED_GAP) * was["low"]
+    faster = was["high"] < (1 - SPEED_GAP) * now["low"]
+    return PerfChange(new.id, SPEEDUP, was["speedup"], now["speedup"], old.id) if slower or faster else None
+
+
+def _memory_change(old: TestResult, new: TestResult) -> PerfChange | None:
+    was, now = old.perf.get("compiled_peak_bytes"), new.perf.get("compiled_peak_bytes")
+    if was is None or now is None:
+        return None
+    eager_was, eager_now = old.perf.get("eager_peak_bytes"), new.perf.get("eager_peak_bytes")
+    expected = was * eager_now / eager_was if eager_was and eager_now else was
+    if abs(now - expected) >= max(MEMORY_MIN_BYTES, MEMORY_TOLERANCE * expected):
+        return PerfChange(new.id, MEMORY, expected, now, old.id)
+    return None
+
+
+def _machine(results: RunResults) -> str:
+    perf = results.run.get("perf") or {}
+    return f"{perf.get('cpu', 'unknown processor')}, device {results.run.get('device') or 'cpu'}"
+
+
+def compare_perf(old: RunResults, new: RunResults) -> PerfComparison:
+    comparison = PerfComparison()
+    if old.run.get("perf") and new.run.get("perf") and _machine(old) != _machine(new):
+        comparison.other_machine = f"baseline: {_machine(old)}; this run: {_machine(new)}"
+    pairs = _partners(old, new)
+    comparison.compared = len(pairs)
+    for previous, test in pairs:
+        speed = _speed_change(previous, test)
+        noisy = [label for label, figures in (("baseline", previous.perf), ("this run", test.perf))
+                 if figures.get("noisy")]
+        if speed is not None:
+            comparison.changes.append(speed)
+        elif noisy:
+            comparison.too_noisy.append(f"{test.id}: speed-up too noisy to judge in {' and '.join(noisy)}")
+        comparison.changes += filter(None, [_memory_change(previous, test)])
+    return comparison

@@ -13,6 +13,8 @@ def write_all(results: RunResults, report_dir: Path, difference: Any = None,
               baseline_name: str | None = None, repro_files: dict[str, str] | None = None) -> list[Path]:
     """``difference``: a baseline.Difference (against ``baseline_name``) to show, if any;
     ``repro_files``: problem id -> its repro file (harness.report.repros)."""
+    if difference is not None:
+        results.baseline = difference.to_json(baseline_name)
     # Rendered first, written after: a failure while rendering leaves the old set intact.
     contents = {
         "junit.xml": junit.render(results),

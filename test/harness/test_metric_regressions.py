@@ -63,3 +63,66 @@ class RuleTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _perf(speedup=1.0, spread=0.02, eager_peak=1 << 20, compiled_peak=1 << 20, noisy=False) -> dict:
+    return {"speedup": speedup, "low": speedup * (1 - spread), "high": speedup * (1 + spread), "noisy": noisy,
+            "eager_peak_bytes": eager_peak, "compiled_peak_bytes": compiled_peak}
+
+
+def _perf_run(backend: str, cpu: str = "cpu A", **figures: dict) -> RunResults:
+    return RunResults(run={"perf": {"cpu": cpu}}, tests=[
+        TestResult(id=f"m.PerfTests_{backend}.{name}", scenario=f"m.PerfTests.{name}", backend=backend,
+                   backend_spec=backend, outcome="PASS", perf=perf) for name, perf in figures.items()])
+
+
+class PerfRuleTests(unittest.TestCase):
+    def lines(self, old: dict, new: dict, **run) -> list[str]:
+        comparison = metric_changes.compare_perf(_perf_run("b", t=old), _perf_run("b", t=new, **run))
+        return [("regression " if change.regression else "improvement ") + change.line() for change in comparison.changes]
+
+    def test_identical_figures_and_overlapping_intervals_are_no_change(self):
+        self.assertEqual(self.lines(_perf(), _perf()), [])
+        self.assertEqual(self.lines(_perf(1.0, spread=0.1), _perf(0.85, spread=0.1)), [])  # 15% lower, overlapping
+
+    def test_speed_up_changes_when_the_intervals_lie_apart_by_the_gap(self):
+        # Intervals 0.98-1.02 and 0.88-0.90: apart, but by 8%, under SPEED_GAP (15%).
+        self.assertEqual(self.lines(_perf(1.0), _perf(0.89, spread=0.01)), [])
+        self.assertEqual(self.lines(_perf(1.0), _perf(0.80)), ["regression m.PerfTests_b.t: speed-up 1.00x -> 0.80x"])
+        self.assertEqual(self.lines(_perf(1.0), _perf(1.3)), ["improvement m.PerfTests_b.t: speed-up 1.00x -> 1.30x"])
+
+    def test_a_noisy_figure_hides_small_changes_but_not_large_ones(self):
+        comparison = metric_changes.compare_perf(_perf_run("b", t=_perf(1.0)),
+                                                 _perf_run("b", t=_perf(0.95, spread=0.2, noisy=True)))
+        self.assertEqual((comparison.changes, comparison.too_noisy),
+                         ([], ["m.PerfTests_b.t: speed-up too noisy to judge in this run"]))
+        self.assertEqual(self.lines(_perf(1.0), _perf(0.4, spread=0.2, noisy=True)),
+                         ["regression m.PerfTests_b.t: speed-up 1.00x -> 0.40x"])
+
+    def test_memory_changes_beyond_five_percent_and_64_kib_after_eager_s_own_change(self):
+        mib = 1 << 20
+        self.assertEqual(self.lines(_perf(compiled_peak=mib), _perf(compiled_peak=mib + 40_000)), [])  # < 64 KiB
+        self.assertEqual(self.lines(_perf(compiled_peak=mib), _perf(compiled_peak=2 * mib)),
+                         ["regression m.PerfTests_b.t: compiled peak memory 1.00 MiB -> 2.00 MiB"])
+        # Eager's own peak doubled too (another torch): the compiled step kept its share.
+        self.assertEqual(self.lines(_perf(compiled_peak=mib), _perf(eager_peak=2 * mib, compiled_peak=2 * mib)), [])
+
+    def test_a_single_backend_baseline_judges_other_backends_by_scenario(self):
+        comparison = metric_changes.compare_perf(_perf_run("aot_eager", t=_perf(1.0)),
+                                                 _perf_run("mine", t=_perf(0.5)))
+        self.assertEqual([change.line() for change in comparison.changes],
+                         ["m.PerfTests_mine.t: speed-up 1.00x -> 0.50x (against m.PerfTests_aot_eager.t)"])
+        two_backends = RunResults(run={}, tests=_perf_run("aot_eager", t=_perf()).tests + _perf_run("x", t=_perf()).tests)
+        self.assertEqual(metric_changes.compare_perf(two_backends, _perf_run("mine", t=_perf(0.5))).compared, 0)
+
+    def test_a_baseline_from_another_machine_is_said(self):
+        comparison = metric_changes.compare_perf(_perf_run("b", t=_perf()), _perf_run("b", cpu="cpu B", t=_perf()))
+        self.assertEqual(comparison.other_machine, "baseline: cpu A, device cpu; this run: cpu B, device cpu")
+
+    def test_perf_regressions_count_as_metric_regressions_in_the_difference(self):
+        difference = compare(_perf_run("b", t=_perf(1.0)), _perf_run("b", t=_perf(0.5)))
+        self.assertEqual(len(difference.metric_regressions), 1)
+        sections = dict(difference.sections())
+        self.assertEqual(sections["perf regressions"], ["m.PerfTests_b.t: speed-up 1.00x -> 0.50x"])
+        self.assertEqual(difference.to_json("base.json")["perf_changes"][0]["regression"], True)
+        self.assertNotIn("perf regressions", dict(compare(_run(), _run()).sections()))
