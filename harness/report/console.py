@@ -1,20 +1,23 @@
-"""The run's summary on the console: a table per backend, the operator sweep's counts, and
-every unexpected result with its reason and a command that reruns just that test."""
+"""The run's summary on the console: a table per backend, the perf tier's figures, the
+operator sweep's counts, and every unexpected result with its reason and a command that
+reruns just that test."""
 
 from __future__ import annotations
 
 import shlex
+import textwrap
 from pathlib import Path
 
 from harness import settings
 from harness.axes import registry
 from harness.project import layout
-from harness.report import eager_share, problems
+from harness.report import eager_share, perf_table, problems
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
 GENERATED_PREFIX = "test_generated_programs."
+PERF_NAME_CHARACTERS = 28  # the longest model's (lstm_language_model_train), and the perf table fits 120 columns
 
 
 def repro_command(test: TestResult, expectations: str | None = None, run: dict | None = None) -> str:
@@ -78,7 +81,7 @@ def verdict(results: RunResults) -> str:
 
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
-    lines = [_table(results), *op_sweep_lines(results), *eager_share.lines(results), ""]
+    lines = [_table(results), *perf_lines(results), *op_sweep_lines(results), *eager_share.lines(results), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
     found = [problem for clause in grouped for problem in clause.problems]
@@ -149,7 +152,29 @@ def _table(results: RunResults) -> str:
         seconds = sum(test.duration_s for test in tests)
         rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s",
                      eager_share.median_text(tests)])
-    widths = [max(len(row[index]) for row in [columns, *rows]) for index in range(len(columns))]
-    render = lambda row: "  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)  # noqa: E731
-                                   for index, (cell, width) in enumerate(zip(row, widths)))
-    return "\n".join([render(columns), render(["-" * width for width in widths]), *map(render, rows)])
+    return "\n".join(aligned(columns, rows))
+
+
+def aligned(headings: list[str], rows: list[list[str]], indent: str = "") -> list[str]:
+    """A plain-text table: the first column left-aligned, the others (numbers) right-aligned,
+    a rule under the headings."""
+    widths = [max(len(row[index]) for row in [headings, *rows]) for index in range(len(headings))]
+    render = lambda row: (indent + "  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)  # noqa: E731
+                                             for index, (cell, width) in enumerate(zip(row, widths)))).rstrip()
+    return [render(headings), render(["-" * width for width in widths]), *map(render, rows)]
+
+
+def perf_lines(results: RunResults) -> list[str]:
+    """The perf tier's figures, a block per backend column (one table with every backend side
+    by side would not fit 120 columns); nothing for runs without figures."""
+    if not perf_table.has_figures(results):
+        return []
+    lines = ["", "Speed and peak memory against eager:",
+             *textwrap.wrap(perf_table.method_line(results), 110, initial_indent="  ", subsequent_indent="  ")]
+    table_rows = perf_table.rows(results)
+    for column in perf_table.columns(results):
+        cells = [(perf_table.shortened(row.name, PERF_NAME_CHARACTERS), row.cells[column])
+                 for row in table_rows if column in row.cells]
+        lines += ["", perf_table.column_line(results, column),
+                  *aligned(["scenario", *perf_table.HEADINGS], [[name, *cell.texts()] for name, cell in cells], "  ")]
+    return lines

@@ -1,8 +1,8 @@
 """summary.md: a run in GitHub-flavoured Markdown, for a CI job summary.
 
-The per-backend table, the operator-sweep lines, every unexpected result, and, when the
-run was compared with a baseline, what changed. Cell text is escaped so a test's message
-cannot break the table or inject markup.
+The per-backend table, the operator-sweep lines, the perf tier's figures, every unexpected
+result, and, when the run was compared with a baseline, what changed. Cell text is escaped
+so a test's message cannot break the table or inject markup.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.report import eager_share, problems
+from harness.report import eager_share, perf_table, problems
 from harness.report.console import left_broken_lines, op_sweep_lines, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
 
@@ -37,6 +37,21 @@ def _table(results: RunResults) -> list[str]:
     return lines
 
 
+def _perf_section(results: RunResults) -> list[str]:
+    """The perf tier's figures: a row per scenario and backend, so a scenario's backends stand
+    one under the other; nothing for runs without figures."""
+    if not perf_table.has_figures(results):
+        return []
+    lines = ["", "### Speed and peak memory against eager", "", _cell(perf_table.method_line(results), 600), "",
+             *(f"- {_cell(perf_table.column_line(results, column))}" for column in perf_table.columns(results)), "",
+             "| scenario | backend | " + " | ".join(perf_table.HEADINGS) + " |",
+             "| --- | --- | " + " | ".join("---:" for _ in perf_table.HEADINGS) + " |"]
+    for row in perf_table.rows(results):
+        for column, cell in row.cells.items():
+            lines.append(f"| {_cell(row.name)} | {_cell(column)} | " + " | ".join(map(_cell, cell.texts())) + " |")
+    return lines
+
+
 def _listing(entries: list[str]) -> list[str]:
     shown = [f"- {_cell(entry, 400)}" for entry in entries[:_LIMIT]]
     if len(entries) > _LIMIT:
@@ -53,6 +68,7 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
     sweep = op_sweep_lines(results) + eager_share.lines(results)
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
+    lines += _perf_section(results)
     if difference is not None:
         lines += ["", f"### Compared with {_cell(baseline_name or 'the baseline')}"]
         for title, entries in difference.sections():
