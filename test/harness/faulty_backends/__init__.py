@@ -21,6 +21,9 @@ holds one catalogue, with the self-test that runs it:
   tensors past 2^16 elements (test/proofs/test_real_data_faults.py);
 * ``eager_share``: silent eager fallback, every result right
   (harness/measure/eager_share.py; test/proofs/test_eager_share_faults.py);
+* ``perf``: right in every result, slower or hungrier than aot_eager, which they build on
+  (harness/measure/perf.py; test/proofs/test_perf_faults.py); their docstrings start with
+  ``Costs:``;
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -67,6 +70,7 @@ from test.harness.faulty_backends.eager_share import (
     one_op_eagerly,
     swallows_errors_runs_eagerly,
 )
+from test.harness.faulty_backends.perf import keeps_activation_copies, runs_forward_twice, sleeps_per_call
 from test.harness.faulty_backends.real_data import (
     breaks_ties_last,
     loses_duplicate_writes,
@@ -138,4 +142,8 @@ __all__ = [
     "EAGER_OP",
     "one_op_eagerly",
     "backward_eagerly",
+    # perf
+    "sleeps_per_call",
+    "runs_forward_twice",
+    "keeps_activation_copies",
 ]

@@ -1,0 +1,102 @@
+"""The perf tier flags a backend that is right but slow or memory-hungry, and stays quiet
+about one that is not (harness.testcase.perf, harness.report.metric_changes).
+
+aot_eager's figures on the perf tier's scenario graphs are the baseline. A second run then
+measures aot_eager again beside three faulty backends built on it
+(test/harness/faulty_backends/perf.py), all compared with that baseline: the faulty ones
+by scenario, since the baseline holds aot_eager alone. Required:
+
+* aot_eager against its own baseline: no change, either way, in speed-up or memory;
+* ``sleeps_per_call`` and ``runs_forward_twice``: a speed-up regression on the graphs that
+  run for milliseconds (every graph but the sub-millisecond input mutation, which may be
+  too noisy to judge);
+* ``keeps_activation_copies``: a memory regression on each graph with a backward (the copies
+  are of saved activations), and none on the others;
+* ``--fail-on metrics`` exits 1, and results.json and summary.md say what regressed.
+
+The runs use a 1 s budget per test, as cheap as the method allows (the proofs share the
+machine with the self-tests, which makes them a harder test of the noise rules).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unittest
+from pathlib import Path
+
+from test.harness.cli import read_results, run_cli
+
+FAULTY = "test.harness.faulty_backends"
+GRAPHS = "test.dynamo.test_perf.PerfTests_*.test_graph_*"
+WITH_BACKWARD = ("test_graph_mlp_train", "test_graph_loss_backward")
+SLOW = ("sleeps_per_call", "runs_forward_twice")
+HUNGRY = "keeps_activation_copies"
+TINY = "test_graph_input_mutation"  # under a millisecond: its speed-up may be too noisy to judge
+BUDGET = ("--perf-budget", "1")
+
+
+def _method(test_id: str) -> str:
+    return test_id.rsplit(".", 1)[1]
+
+
+def _backend(test_id: str) -> str:
+    return test_id.rsplit(".", 2)[1].split("_", 1)[1]
+
+
+class PerfFaultsTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        baseline, run = Path(directory.name) / "baseline", Path(directory.name) / "run"
+        cls.first = run_cli("--tier", "perf", "--backend", "aot_eager", "-k", GRAPHS, *BUDGET,
+                            "--report-dir", str(baseline))
+        backends = ",".join(["aot_eager", *(f"{FAULTY}:{name}" for name in (*SLOW, HUNGRY))])
+        cls.second = run_cli("--tier", "perf", "--backend", backends, "-k", GRAPHS, *BUDGET,
+                             "--baseline", str(baseline), "--fail-on", "metrics", "--report-dir", str(run))
+        cls.results = read_results(run) if (run / "results.json").exists() else {}
+        cls.summary = (run / "summary.md").read_text() if (run / "summary.md").exists() else ""
+
+    def describe(self) -> str:
+        return "".join(f"\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}" for done in (self.first, self.second))
+
+    def changes(self, backend: str, figure: str) -> dict[str, dict]:
+        return {_method(change["test"]): change for change in self.results["baseline"]["perf_changes"]
+                if _backend(change["test"]) == backend and change["figure"] == figure}
+
+    def test_every_perf_test_measured(self):
+        self.assertEqual(self.first.returncode, 0, self.describe())
+        tests = self.results.get("tests", [])
+        self.assertEqual(len(tests), 4 * 6, self.describe())
+        for test in tests:
+            with self.subTest(test=test["id"]):
+                self.assertEqual(test["outcome"], "PASS", test["reason"])
+                self.assertGreater(test["perf"]["rounds"], 0)
+
+    def test_aot_eager_against_its_own_figures_reports_nothing(self):
+        self.assertEqual(self.changes("aot_eager", "speed-up"), {}, self.describe())
+        self.assertEqual(self.changes("aot_eager", "peak memory"), {}, self.describe())
+
+    def test_slow_backends_lose_speed_up_on_every_graph(self):
+        graphs = {_method(test["id"]) for test in self.results["tests"]}
+        for backend in SLOW:
+            with self.subTest(backend=backend):
+                noisy = {_method(line.split(":")[0]) for line in self.results["baseline"]["perf_too_noisy"]
+                         if _backend(line.split(":")[0]) == backend}
+                slower = self.changes(backend, "speed-up")
+                self.assertTrue(all(change["regression"] for change in slower.values()), slower)
+                self.assertEqual(graphs - set(slower) - ({TINY} & noisy), set(), self.describe())
+
+    def test_memory_hungry_backend_flagged_where_activations_are_saved(self):
+        hungrier = self.changes(HUNGRY, "peak memory")
+        self.assertEqual(set(hungrier), set(WITH_BACKWARD), self.describe())
+        for change in hungrier.values():
+            self.assertTrue(change["regression"])
+            self.assertGreater(change["new"], 1.2 * change["old"])
+
+    def test_regressions_fail_the_run_and_are_reported(self):
+        self.assertEqual(self.second.returncode, 1, self.describe())
+        self.assertIn("perf regressions:", self.second.stdout)
+        self.assertIn("**perf regressions:", self.summary)
+        escaped = f"PerfTests_{HUNGRY}.test_graph_mlp_train: compiled peak memory".replace("_", "\\_")
+        self.assertIn(escaped, self.summary)  # summary.md escapes Markdown's characters
