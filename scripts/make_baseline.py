@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
         backends += [backend for backend in run.run.get("backends", []) if backend not in backends]
     first = runs[0].run
     baseline = RunResults(
-        run={key: first[key] for key in ("torch", "python", "platform") if key in first}
+        # A perf baseline keeps what its figures depend on: the tier, the device, the machine.
+        run={key: first[key] for key in ("torch", "python", "platform", "tier", "device", "perf") if key in first}
         | {"backends": backends, "complete": True,
            # An earlier baseline among the sources stands for the runs it was made of.
            "baseline_of": [name for source, run in zip(sources, runs)

@@ -9,6 +9,7 @@ Without them these tests skip, except under CI=true, where a missing linter is a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -158,7 +159,7 @@ class ReusableWorkflowTests(unittest.TestCase):
 
     def test_report_merges_compares_summarizes_and_uploads(self):
         report = _steps_text(self.workflow["jobs"]["report"])
-        for needed in ("--merge shards/*/results.json", '--baseline "$BASELINE" --fail-on regressions',
+        for needed in ("--merge shards/*/results.json", '--baseline "$BASELINE" --fail-on "$FAIL_ON"',
                        "--baseline previous/results.json", "GITHUB_STEP_SUMMARY", "merged/report.html",
                        "gh run download", "--no-deps"):
             self.assertIn(needed, report)
@@ -202,6 +203,21 @@ class NightlyWorkflowTests(unittest.TestCase):
         self.assertTrue(baseline.exists(), f"{baseline} is not committed")
         self.assertIs(self.given["compare-previous"], True)
         self.assertEqual(self.workflow["permissions"]["actions"], "read")
+
+    def test_measures_the_perf_tier_against_its_committed_figures(self):
+        perf = self.workflow["jobs"]["perf"]
+        given = perf["with"]
+        self.assertEqual(perf["uses"], "./.github/workflows/suite.yml")
+        self.assertEqual((given["tier"], given["backend"].split(",")), ("perf", list(DEFAULT_BACKENDS)))
+        self.assertTrue((REPO_ROOT / given["baseline"]).exists(), f"{given['baseline']} is not committed")
+        self.assertEqual(read_results_file(REPO_ROOT / given["baseline"])["run"]["tier"], "perf")
+        # GitHub's runners are not the machine the committed figures come from.
+        self.assertEqual(given["fail-on"], "regressions")
+        self.assertEqual(set(given) - set(_triggers(_load_yaml(SUITE))["workflow_call"]["inputs"]), set())
+
+
+def read_results_file(path: Path) -> dict:
+    return json.loads(path.read_text())
 
 
 if __name__ == "__main__":
