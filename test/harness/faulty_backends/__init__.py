@@ -22,7 +22,7 @@ holds one catalogue, with the self-test that runs it:
 * ``eager_share``: silent eager fallback, every result right
   (harness/measure/eager_share.py; test/proofs/test_eager_share_faults.py);
 * ``perf``: right in every result, slower or hungrier than aot_eager, which they build on
-  (harness/measure/perf.py; test/proofs/test_perf_faults.py); their docstrings start with
+  (harness/testcase/perf.py; test/proofs/test_perf_faults.py); their docstrings start with
   ``Costs:``;
 * ``_shared``: the helpers several catalogues use.
 
