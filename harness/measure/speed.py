@@ -15,8 +15,8 @@ A figure from a shared 2-core machine is only worth what its method makes it wor
   distribution-free, within ``TIGHT`` of it) or the time budget runs out, and at least
   ``MIN_ROUNDS``.
 * The speed-up is the median of the rounds' ratios, reported with the interval; a figure
-  whose interval is wider than ``NOISY`` either way is marked noisy: too noisy to judge,
-  and never called a regression.
+  whose interval is wider than ``NOISY`` either way is marked noisy: small changes hide in
+  it, so a comparison that finds none calls it too noisy to judge.
 * Garbage collection is off while timing; the number of threads is the worker's, fixed
   by the perf test (``threads`` in the figures).
 

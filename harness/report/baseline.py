@@ -9,8 +9,8 @@ unexpectedly in both runs with a different outcome or message.
 Messages are compared after removing what differs between any two runs (addresses, line
 numbers, timings, worker names). Tests that passed in both runs are also compared by what
 Dynamo did (frames, graphs, graph breaks, recompiles, compile time; the rules are in
-harness.report.metric_changes), and perf tests by their speed-up and peak memory
-(harness.report.metric_changes).
+harness.report.metric_changes), and perf tests by their speed-up and peak memory (the
+same module).
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class PerfChange:
         vs = "" if self.against == self.test else f" (against {self.against})"
         if self.figure == SPEEDUP:
             return f"{self.test}: speed-up {self.old:.2f}x -> {self.new:.2f}x{vs}"
-        return f"{self.test}: compiled peak memory {mib(self.old)} -> {mib(self.new)}{vs}"
+        return f"{self.test}: compiled peak memory {self.old / 2 ** 20:.2f} MiB -> {self.new / 2 ** 20:.2f} MiB{vs}"
 
 
 @dataclass
@@ -152,10 +152,6 @@ class PerfComparison:
     @property
     def improvements(self) -> list[PerfChange]:
         return [change for change in self.changes if not change.regression]
-
-
-def mib(value: float | None) -> str:
-    return "n/a" if value is None else f"{value / 2 ** 20:.2f} MiB"
 
 
 def _measured(test: TestResult) -> bool:

@@ -497,7 +497,9 @@ def _choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, i
     collected = [test for test in collected if (test.tier == tiers.PERF) == perf_tier]
     tests = select(collected, args.patterns)
     if not tests:
-        where, listing = (" in the smoke tier", "--tier smoke --list") if smoke_tier else ("", "--list")
+        tier = tiers.current()
+        where, listing = (f" in the {tier} tier", f"--tier {tier} --list") if tier in ("smoke", tiers.PERF) \
+            else ("", "--list")
         raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}{where}; "
                          f"{args.command} {listing} shows the ids")
     durations = shards.load_durations(args.durations)

@@ -24,8 +24,8 @@ from typing import Callable
 from harness import settings
 
 TIER_ENV = settings.TIER
-TIERS = ("default", "nightly", "smoke", "perf")
 PERF = "perf"
+TIERS = ("default", "nightly", "smoke", PERF)
 _MARK = "__dynamo_suite_tier__"
 
 
