@@ -47,6 +47,7 @@ _SUBMODULES = {
     "accuracy": "harness.checks.accuracy", "backends": "harness.axes.backends", "case": "harness.testcase.base",
     "compare": "harness.checks.compare", "counters": "harness.measure.counters",
     "deadline": "harness.testcase.deadline", "device": "harness.axes.device",
+    "distributed": "harness.testcase.distributed",
     "differential": "harness.generated.differential", "dtypes": "harness.axes.dtypes",
     "eager_share": "harness.measure.eager_share", "expectations": "harness.testcase.expectations",
     "graphs": "harness.checks.graphs", "guards": "harness.measure.guards", "models": "harness.checks.models",

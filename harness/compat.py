@@ -7,6 +7,7 @@ release moves something, this is the one file to change.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -43,6 +44,22 @@ def registered_backend_names() -> list[str]:
 def lookup_backend(name: str) -> Callable:
     """The compiler function registered under ``name`` right now."""
     return _registry().lookup_backend(name)
+
+
+# Backends torch.compile wraps in its own option handler when given by name (torch/__init__.py).
+OPTION_WRAPPED_BACKENDS = ("inductor",)
+
+
+def with_options(backend: Any, kwargs: dict[str, Any]) -> Callable:
+    """``backend`` (a compiler callable or a registered name) as ``torch.compile(...,
+    backend=backend, **kwargs)`` would call it. torch hands a backend ``mode`` and ``options``
+    as keyword arguments, only when given; inductor, by name, instead goes through torch's
+    option wrapper, which turns them into configuration patches and refuses unknown ones."""
+    if isinstance(backend, str):
+        if kwargs and backend in OPTION_WRAPPED_BACKENDS:
+            return torch._TorchCompileInductorWrapper(kwargs.get("mode"), kwargs.get("options"), None)
+        backend = lookup_backend(backend)
+    return functools.partial(backend, **kwargs) if kwargs else backend
 
 
 def replace_registered_backend(name: str, compiler_fn: Callable) -> None:

@@ -27,6 +27,7 @@ BACKENDS = "DYNAMO_SUITE_BACKENDS"  # the backend axis (harness.axes.registry)
 VARIANTS = "DYNAMO_SUITE_VARIANTS"
 DTYPES = "DYNAMO_SUITE_DTYPES"
 DEVICE = "DYNAMO_SUITE_DEVICE"
+COMPILE_OPTIONS = "DYNAMO_SUITE_COMPILE_OPTIONS"  # harness.axes.compile_options
 IMPORTS = "DYNAMO_SUITE_IMPORTS"  # modules to import first: they may register backends or a device
 SCENARIOS = "DYNAMO_SUITE_SCENARIOS"  # a project's own scenario files or modules (harness.project.extensions)
 MODELS = "DYNAMO_SUITE_MODELS"  # a project's own models for test_models.py (harness.project.extensions)
@@ -43,8 +44,8 @@ CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of fa
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)
 
 # What a repro needs, beside the test's own axis values, to run a scenario as the run did.
-REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, MAX_EAGER_SHARE, PERF_BUDGET,
-         PERF_THREADS)
+REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, COMPILE_OPTIONS, MAX_EAGER_SHARE,
+         PERF_BUDGET, PERF_THREADS)
 
 FILE_OPTION = "--dynamo-suite-settings"  # the pytest option a worker gets its settings file with
 

@@ -46,8 +46,12 @@ def main(argv: list[str]) -> int:
 
 def _collect_ids() -> list[str]:
     """Every test id in the suite, for every default backend, in the nightly tier with the
-    full operator sweep: the tests a duration may be recorded for."""
+    full operator sweep and every variant: the tests a duration may be recorded for (a
+    variant's test without a recording of its own is limited by its scenario's)."""
+    from harness.axes.variants import VARIANTS
+
     os.environ.setdefault("DYNAMO_SUITE_OP_SWEEP", "full")
+    os.environ.setdefault("DYNAMO_SUITE_VARIANTS", ",".join(VARIANTS))
     from harness.run.collection import collect_here
 
     return [test.id for test in collect_here().tests]

@@ -39,6 +39,9 @@ class Axis:
     always_shown: bool = False  # the value is in every id and column (the backend), not only when not the default
     by_type: bool = False  # an expectation's glob matches the part before ':' (cuda for cuda:1)
     behaviour: str = ""  # "module:attr" of its Behaviour; empty: it changes nothing in the test
+    # "module:attr" of a torch-free function (text, source) -> the value's one spelling, for a
+    # per-run value that is not a plain name (compile options); it is never split at commas.
+    normalize: str = ""
 
     @property
     def record_key(self) -> str:
@@ -58,6 +61,8 @@ class Axis:
         """The values in ``text`` (the default when empty), in order, without repeats; an
         unknown one raises AxisError naming ``source`` and the choices."""
         given = (text or "").strip() or self.default
+        if self.normalize:
+            return (_load(self.normalize)(given, source or self.option),)
         names = [name.strip() for name in given.split(",") if name.strip()]
         if self.per_run and len(names) > 1:
             raise AxisError(f"{source or self.option}={given!r}: one {self.name} per run")
@@ -72,10 +77,12 @@ class Axis:
         return fnmatch.fnmatchcase(value.split(":")[0] if self.by_type else value, pattern)
 
     def load_behaviour(self) -> "Behaviour":
-        if not self.behaviour:
-            return Behaviour()
-        module, _, attr = self.behaviour.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return _load(self.behaviour) if self.behaviour else Behaviour()
+
+
+def _load(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 class Behaviour:
@@ -98,6 +105,11 @@ class Behaviour:
 
     def counter_created(self, test: Any, value: str, counter: Any) -> None:
         """A BackendTestCase made a new counter around the backend under test."""
+
+    def compile_kwargs(self, test: Any, value: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments every ``torch.compile`` of ``test`` gets, from the scenario's
+        ``kwargs`` (the compile options axis adds the run's)."""
+        return kwargs
 
     def compiled(self, test: Any, value: str, fn: Callable, compiled: Callable, counter: Any,
                  options: dict[str, Any]) -> Callable:

@@ -51,8 +51,10 @@ class Backend:
     def compiler_fn(self) -> Callable:
         return self._load()
 
-    def __call__(self, gm, example_inputs):
-        return self.compiler_fn()(gm, example_inputs)
+    def __call__(self, gm, example_inputs, **kwargs):
+        # A registered name goes as a name: with options, torch wraps some backends (inductor).
+        backend = self.spec if self.spec in compat.OPTION_WRAPPED_BACKENDS else self.compiler_fn()
+        return compat.with_options(backend, kwargs)(gm, example_inputs)
 
 
 @dataclass(frozen=True)

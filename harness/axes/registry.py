@@ -13,7 +13,7 @@ import contextlib
 from typing import Iterator, Mapping
 
 from harness import settings
-from harness.axes import dtypes, variants
+from harness.axes import compile_options, dtypes, variants
 from harness.axes.axis import Axis
 
 BACKEND_INDEPENDENT = "-"  # the backend of tests that run once, not per backend
@@ -36,8 +36,14 @@ DEVICE = Axis(
     "the device every scenario creates its tensors and modules on, and compares with eager on: cpu, cuda, "
     "cuda:N, xpu, mps, or an out-of-tree device registered by a module in DYNAMO_SUITE_IMPORTS "
     "(harness/axes/device.py)", per_run=True, by_type=True, behaviour="harness.axes.device:BEHAVIOUR")
+COMPILE_OPTIONS = Axis(
+    "compile_options", "--compile-options", settings.COMPILE_OPTIONS, compile_options.DEFAULT,
+    "what every torch.compile of the run is given beside the backend: key=value items separated by ';' "
+    "(mode=max-autotune-no-cudagraphs; fullgraph=true; dynamic=false; options.NAME=VALUE); a scenario's own "
+    "arguments win (harness/axes/compile_options.py)", per_run=True,
+    behaviour="harness.axes.compile_options:BEHAVIOUR", normalize="harness.axes.compile_options:canonical")
 
-AXES: list[Axis] = [BACKEND, VARIANT, DTYPE, DEVICE]
+AXES: list[Axis] = [BACKEND, VARIANT, DTYPE, DEVICE, COMPILE_OPTIONS]
 
 
 def per_test() -> list[Axis]:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.axes import axis, second_size
+from harness.axes import axis, export, second_size
 from harness.axes.variants import VARIANTS
 
 
@@ -37,6 +37,11 @@ class _VariantBehaviour(axis.Behaviour):
         test._second_sizes = []
         test._recorded_calls = []
         test._backward_counter = None
+        test._exported_calls = []
+        if variant.export:
+            refused = export.refusal(test.backend)
+            if refused:
+                test.skipTest(f"backend '{test.backend.spec}' cannot take an exported graph: {refused}")
         if variant.compiled_autograd:
             test._backward_counter = test.new_counter()
             test.enter_context(compat.compiled_autograd(functools.partial(_compile_captured_backward, test)))
@@ -47,6 +52,12 @@ class _VariantBehaviour(axis.Behaviour):
 
     def compiled(self, test: Any, value: str, fn: Callable, compiled: Callable, counter: Any,
                  options: dict[str, Any]) -> Callable:
+        if VARIANTS[value].export:
+            call = export.ExportedCall(fn, counter, strict=VARIANTS[value].export == "strict",
+                                       dynamic=options.get("dynamic") is True,
+                                       handed={key: options[key] for key in ("mode", "options") if key in options})
+            test._exported_calls.append(call)
+            return call
         if VARIANTS[value].resized_calls and options.get("dynamic") is not False:
             return second_size.record_first_call(fn, compiled, counter, test._recorded_calls)
         return compiled
@@ -58,6 +69,17 @@ class _VariantBehaviour(axis.Behaviour):
             with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
                 second_size_runs = _run_at_second_sizes(test)
                 replayed = _replay_at_other_sizes(test)
+        if variant.export:
+            entries = [entry for call in test._exported_calls for entry in call.entries]
+            if not entries:
+                return f"nothing to test under variant '{value}': {variant.unproven}"
+            broken = list(dict.fromkeys(text for entry in entries for text in entry.violations))
+            if broken:
+                raise AssertionError("the exported graph breaks export's contract (torch's doing, not the "
+                                     "backend's): " + "; ".join(broken))
+            if variant.export == "strict" and all(entry.same_as_other_mode for entry in entries):
+                return f"under variant '{value}': strict export gave the same graphs as non-strict (variant 'export')"
+            return None
         unchanged = ((variant.compiled_autograd and not test._backward_counter.frame_count)
                      or (variant.resized_calls and not replayed)
                      or (variant.second_size and not second_size_runs))

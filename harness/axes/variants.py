@@ -12,7 +12,10 @@ changes nothing), the way PyTorch's own test/dynamo/test_dynamic_shapes.py makes
   a grown size (the backend must then receive symbolic sizes) and at a third size;
 * ``compiled_autograd``: every ``backward()`` through compiled code is captured by compiled
   autograd and its graph compiled by the backend under test (fullgraph), as PyTorch's own
-  CI runs its suite with compiled autograd.
+  CI runs its suite with compiled autograd;
+* ``export`` and ``export_strict``: each compiled function goes through ``torch.export``
+  (non-strict or strict), Core ATen decomposition and the exported graph's contract, and the
+  backend receives the lifted graph (harness/axes/export.py).
 
 The variant axis (harness/axes/registry.py): chosen with ``DYNAMO_SUITE_VARIANTS`` or
 ``run_tests.py --variants`` (comma-separated; ``static`` by default). A test id carries a variant other than ``static``:
@@ -41,11 +44,13 @@ class Variant:
     second_size: bool = False  # rerun each graph with symbolic sizes at a second size (harness.axes.second_size)
     resized_calls: bool = False  # replay each compiled function's first call at two other sizes
     compiled_autograd: bool = False  # capture every backward() with compiled autograd
+    export: str = ""  # "strict" or "non-strict": compiled functions go through torch.export (harness.axes.export)
     # Why a test that passed is SKIP all the same: the variant changed nothing it ran.
     unproven: str = ""
 
 
 STATIC = "static"
+_NOTHING_EXPORTED = "no compiled function was called (the scenario compiles with torch.compile itself)"
 
 VARIANTS = {
     variant.name: variant for variant in (
@@ -62,6 +67,12 @@ VARIANTS = {
         Variant("compiled_autograd", "every backward() of the scenario captured by compiled autograd and "
                                      "compiled by the backend under test",
                 compiled_autograd=True, unproven="no backward through compiled code was captured (the scenario runs none)"),
+        Variant("export", "each compiled function exported with torch.export (non-strict, torch's default), "
+                          "decomposed to Core ATen and checked, and its lifted graph handed to the backend",
+                export="non-strict", unproven=_NOTHING_EXPORTED),
+        Variant("export_strict", "as export, exported with strict=True (through Dynamo); a test whose graphs are "
+                                 "the same as non-strict export's is SKIP",
+                export="strict", unproven=_NOTHING_EXPORTED),
     )
 }
 

@@ -55,12 +55,14 @@ CRASHES = "the run survives crashes and hangs"
 DOUBLE_BACKWARD = "double backward follows the AOTAutograd contract"
 RUNS = "compiles and runs what it is given: no error, crash or hang"
 RUNS_ITSELF = "runs its graphs itself, not through PyTorch's eager kernels"
+OPTIONS = "compile options: an unknown one reported, each compile's own"
+DISTRIBUTED = "distributed training: each bucket's graph compiled, its gradients all-reduced"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
-    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF,
+    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -78,6 +80,8 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"subclass|rewrapped|per inner tensor", SUBCLASSES),
     (r"earlier call's output|after the input was changed|second call's output", CALL_INDEPENDENCE),
     (r"ran part of its graphs eagerly", RUNS_ITSELF),
+    # The export variants: torch.export or its decomposition refused, or its graph broke its own contract.
+    (r"breaks export's contract|^(ExportRefused: )?(torch\.export \(|run_decompositions\(\) of)", TORCH_ITSELF),
     (r"^compiled program raised", RUNS),  # a generated program's call or compile raised
     (r"received no graph", RUNS),
     (r"guard failure|recompil|symbolic sizes", CHANGING_INPUTS),
@@ -138,6 +142,8 @@ SCENARIOS = {
     "test_generated_programs.GeneratedProgramTests": VALUES,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,
     "test_models.ModelTests": REAL_MODELS,
+    "test_compile_options.CompileOptionsTests": OPTIONS,
+    "test_distributed.DistributedTrainingTests": DISTRIBUTED,
     # A perf test fails only when its compiled step disagrees with eager (or does not run).
     "test_perf.PerfTests": VALUES,
     "test_op_sweep.OpSweepTests": EACH_OPERATOR,

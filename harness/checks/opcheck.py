@@ -114,10 +114,12 @@ def _comparer(testcase, tolerance_scale: float) -> Callable[..., None]:
     return compare
 
 
-def _dynamic() -> bool | None:
-    """Static sizes, never recompiled as dynamic; unless the test runs with sizes symbolic
-    from the first compile (the ``dynamic`` variant), which then applies."""
-    return False if torch._dynamo.config.assume_static_by_default else None
+def _compile_kwargs(testcase) -> dict:
+    """Static sizes, never recompiled as dynamic, unless the test runs with sizes symbolic
+    from the first compile (the ``dynamic`` variant, which then applies); and the run's
+    compile options, when a test case is at hand."""
+    dynamic = False if torch._dynamo.config.assume_static_by_default else None
+    return testcase.compile_kwargs(dynamic=dynamic) if hasattr(testcase, "compile_kwargs") else {"dynamic": dynamic}
 
 
 def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, check_gradients: bool | str = "auto",
@@ -140,7 +142,7 @@ def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, ch
         check_gradients = any(t.requires_grad for t in tensors) and _eager_needs_grad(flat_fn, tensors)
     compat.reset_dynamo()  # each call is its own compilation, never a recompile
     counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, dynamic=_dynamic())
+    compiled = torch.compile(flat_fn, backend=counter, **_compile_kwargs(testcase))
 
     compare = _comparer(testcase, tolerance_scale)
     eager_inputs, compiled_inputs = _fresh_copies(tensors), _fresh_copies(tensors)
@@ -245,7 +247,7 @@ def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable
     eager = [_seeded(flat_fn, seed, _fresh_copies(tensors)) for seed in SEEDS]
     compat.reset_dynamo()
     counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, dynamic=_dynamic())
+    compiled = torch.compile(flat_fn, backend=counter, **_compile_kwargs(testcase))
     compare = _comparer(testcase, tolerance_scale)
 
     first = _seeded(compiled, SEEDS[0], _fresh_copies(tensors))

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import torch
 
+from harness import compat
 from harness.measure import eager_share, share_limit
 
 
@@ -29,15 +30,18 @@ class CompileCounter:
         self.op_count = 0
         self.graphs: list[torch.fx.GraphModule] = []
         self.example_inputs: list[list[Any]] = []
+        # Per graph, the keyword arguments torch handed with it: mode= and options= of the compile.
+        self.compile_kwargs: list[dict[str, Any]] = []
 
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         self.frame_count += 1
         self.op_count += count_ops(gm)
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
-        return self.compile(gm, example_inputs)
+        self.compile_kwargs.append(kwargs)
+        return self.compile(gm, example_inputs, **kwargs)
 
-    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         return gm.forward
 
     def __repr__(self) -> str:
@@ -63,12 +67,9 @@ class CompileCounterWithBackend(CompileCounter):
         # harness.measure.eager_share: per graph compiled, its own ops and what each call ran eagerly.
         self.eager_share: list[eager_share.GraphRecord] = []
 
-    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-        backend = self.backend
-        if isinstance(backend, str):
-            from harness.compat import lookup_backend
-
-            backend = lookup_backend(backend)
+    def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
+        # The compile's mode= and options= go on to the backend as torch would hand them.
+        backend = compat.with_options(self.backend, kwargs)
         # Counted before the backend sees the graph: a backend may rewrite it in place.
         record = eager_share.GraphRecord(eager_share.graph_ops(gm, example_inputs)) if self.measure_eager_share else None
         if self.around_compile is not None:

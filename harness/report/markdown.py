@@ -63,7 +63,9 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
     run = results.run
     lines = [f"## dynamo-aot-suite: {verdict(results)}", "",
              f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}, "
-             f"device {_cell(str(run.get('device') or 'cpu'))}", ""]
+             f"device {_cell(str(run.get('device') or 'cpu'))}"
+             + (f", compile options `{_cell(run['compile_options'])}`"
+                if run.get("compile_options", "default") != "default" else ""), ""]
     lines += _table(results)
     sweep = op_sweep_lines(results) + eager_share.lines(results)
     if sweep:

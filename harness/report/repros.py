@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.axes import registry
+from harness.axes import compile_options, registry
 from harness.project import extensions, layout
 from harness.settings import SCENARIOS
 from harness.report.problems import Problem
@@ -84,6 +84,8 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
                            if test.axis(axis.name) != axis.first}},
         # What the generated class's name has after the backend's (another backend's name may differ).
         "CLASS_SUFFIX": registry.class_suffix(test.axes),
+        # The run's mode= and options=, which every compile of the graphs is given as the run's were.
+        "COMPILE_OPTIONS": compile_options.handed_to_backend(run.get(registry.COMPILE_OPTIONS.record_key, "")),
         "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
         "GRAPHS": graphs,
     }
@@ -188,7 +190,7 @@ def replay(graph, backend):
     torch._dynamo.reset()
     try:
         torch.manual_seed(0)
-        actual = torch.compile(program, backend=backend, fullgraph=True)(*compiled_inputs)
+        actual = torch.compile(program, backend=backend, fullgraph=True, **COMPILE_OPTIONS)(*compiled_inputs)
     except Exception as error:
         first = (str(error).strip().splitlines() or [""])[0]
         return [f"compiled call raised {type(error).__name__}: {first}"]

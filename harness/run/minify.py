@@ -46,6 +46,13 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def _compile_options() -> dict[str, Any]:
+    """The run's mode= and options= (harness/axes/compile_options.py), as its compiles had them."""
+    from harness.axes import compile_options, registry
+
+    return compile_options.handed_to_backend(registry.selected(registry.COMPILE_OPTIONS)[0])
+
+
 def disagreement(gm: torch.fx.GraphModule, inputs: list[Any], backend: Any) -> str:
     """How ``gm`` compiled with ``backend`` differs from eager on ``inputs`` ("" if not)."""
     eager_inputs, compiled_inputs = _clone(inputs), _clone(inputs)
@@ -64,7 +71,7 @@ def disagreement(gm: torch.fx.GraphModule, inputs: list[Any], backend: Any) -> s
     torch._dynamo.reset()
     try:
         torch.manual_seed(0)
-        actual = _as_list(torch.compile(program, backend=backend, fullgraph=True)(*compiled_inputs))
+        actual = _as_list(torch.compile(program, backend=backend, fullgraph=True, **_compile_options())(*compiled_inputs))
     except Exception as error:
         return f"compiled call raised {type(error).__name__}"
     for kind, wanted, got in (("output", expected, actual), ("input after the call", eager_inputs, compiled_inputs)):

@@ -187,6 +187,7 @@ class BackendTestCase(DynamoTestCase):
 
     def _before_axes(self) -> None:
         self._counters: list[CompileCounterWithBackend] = []
+        self._graphs_elsewhere = 0
         self._no_graph_reason: str | None = None
         self.counter = self.new_counter()
         self.addCleanup(self._summarize_eager_share)
@@ -222,9 +223,18 @@ class BackendTestCase(DynamoTestCase):
         if message:
             self.fail(f"the backend ran part of its graphs eagerly: {message} [{limit[1]}]")
 
+    def compile_kwargs(self, **kwargs: Any) -> dict[str, Any]:
+        """What ``torch.compile`` gets beside the backend in this test: ``kwargs``, and the
+        run's compile options where the scenario gave none (harness/axes/compile_options.py)."""
+        for behaviour, value in self._axes:
+            kwargs = behaviour.compile_kwargs(self, value, kwargs)
+        return kwargs
+
     def compile(self, fn: Callable, *, counter: CompileCounterWithBackend | None = None, **kwargs: Any):
-        """``torch.compile(fn, **kwargs)`` with the backend under test behind a counter."""
+        """``torch.compile(fn, **kwargs)`` with the backend under test behind a counter (and
+        the run's compile options)."""
         counter = counter or self.counter
+        kwargs = self.compile_kwargs(**kwargs)
         compiled = torch.compile(fn, backend=counter, **kwargs)
         for behaviour, value in self._axes:
             compiled = behaviour.compiled(self, value, fn, compiled, counter, kwargs)
@@ -236,7 +246,12 @@ class BackendTestCase(DynamoTestCase):
 
     @property
     def graphs_received(self) -> int:
-        return sum(counter.frame_count for counter in self._counters)
+        return sum(counter.frame_count for counter in self._counters) + self._graphs_elsewhere
+
+    def count_graphs_received_elsewhere(self, count: int) -> None:
+        """Graphs the backend received in processes the scenario started (the ranks of a
+        distributed run), counted there by counters of their own."""
+        self._graphs_elsewhere += count
 
     def expect_no_graph(self, reason: str) -> None:
         """Declare that this scenario legitimately ends before the backend gets a graph."""

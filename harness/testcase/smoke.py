@@ -31,16 +31,17 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from harness.checks.clauses import (
-    AUTOGRAD_METADATA, CALL_INDEPENDENCE, CALLER_STATE, CHANGING_INPUTS, CRASHES, DOUBLE_BACKWARD, DTYPE,
+    AUTOGRAD_METADATA, CALL_INDEPENDENCE, CALLER_STATE, CHANGING_INPUTS, CRASHES, DISTRIBUTED, DOUBLE_BACKWARD, DTYPE,
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
-    MUTATIONS_ONCE, NON_CONTIGUOUS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
+    MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
     STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, VALUES,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
 # The clauses a smoke run makes observable: every one but RUNS_ITSELF, which is measured
-# only with --max-eager-share (harness/measure/eager_share.py), on every test alike.
-CLAUSES = tuple(clause for clause in ALL_CLAUSES if clause != RUNS_ITSELF)
+# only with --max-eager-share (harness/measure/eager_share.py), on every test alike, and
+# DISTRIBUTED, whose tests start two processes each and run in the nightly tier only.
+CLAUSES = tuple(clause for clause in ALL_CLAUSES if clause not in (RUNS_ITSELF, DISTRIBUTED))
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ PICKS = (
     Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_upsample_bilinear", (REAL_MODELS,)),
     # A real model trained: forward, loss and backward in one compiled step.
     Pick("test_models.ModelTests.test_lstm_language_model_train", (REAL_MODELS,)),
+    # An unknown option reported, and the next compile free of it.
+    Pick("test_compile_options.CompileOptionsTests.test_options_do_not_leak_into_later_compiles", (OPTIONS,)),
     # -- once, whatever the backends ------------------------------------------------------
     Pick(f"{AOT}.AotAutogradMachineryTests.test_aot_export_joint_simple_as_backend",
          per_backend=False, family_checks="torch's tracing machinery: make_fx, export, the profiler"),
@@ -140,6 +143,8 @@ LEFT_TO_DEFAULT = {
     "test_generated_programs.GeneratedProgramTests": STRIDES_AND_ALIASING,
     # Frontend bugs, the same on every backend: expected failures, nothing about the backend.
     "test_generated_programs.FoundProgramTests": STRIDES_AND_ALIASING,
+    # Nightly only (two processes, 15-25 s a test); SKIP in the default tier.
+    "test_distributed.DistributedTrainingTests": DISTRIBUTED,
 }
 
 SCENARIOS = frozenset(pick.scenario for pick in PICKS)

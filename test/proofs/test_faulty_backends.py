@@ -26,6 +26,7 @@ from test.harness.faulty_backends import drops_input_mutations, wrong_values
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
 TRANSFORMS = "test_tracing_transforms"
+OPTIONS = "test_compile_options.CompileOptionsTests"
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,13 @@ FAULTS = (
           (f"{TRANSFORMS}.RandomOpsTests.test_successive_calls_draw_fresh_numbers",)),
     Fault("keeps_its_own_generator", "the global generator drives random ops",
           (f"{TRANSFORMS}.RandomOpsTests.test_same_seed_same_draws",)),
+    # Defined in faulty_backends/options.py: wrong only in what they do with mode= and options=.
+    Fault("ignores_options", "compile options: an unknown one reported",
+          (f"{OPTIONS}.test_unknown_option_is_reported", f"{OPTIONS}.test_unknown_mode_is_reported",
+           f"{OPTIONS}.test_options_do_not_leak_into_later_compiles")),
+    # Whatever ran before in its worker: the compile after one with options gets them too.
+    Fault("keeps_first_options", "compile options: each compile's own",
+          (f"{OPTIONS}.test_options_do_not_leak_into_later_compiles",)),
 )
 
 # The clause the reports group most of each fault's failures under (harness/checks/clauses.py).
@@ -128,6 +136,8 @@ GROUPED_UNDER = {
     "unwraps_subclasses": clauses.SUBCLASSES,
     "replays_random_draws": clauses.RANDOM_OPS,
     "keeps_its_own_generator": clauses.RANDOM_OPS,
+    "ignores_options": clauses.OPTIONS,
+    "keeps_first_options": clauses.OPTIONS,
 }
 
 _CAUGHT = ("FAIL", "ERROR")

@@ -24,6 +24,10 @@ holds one catalogue, with the self-test that runs it:
 * ``perf``: right in every result, slower or hungrier than aot_eager, which they build on
   (harness/testcase/perf.py; test/proofs/test_perf_faults.py); their docstrings start with
   ``Costs:``;
+* ``distributed``: right in one process, wrong in a process group (test/dynamo/test_distributed.py;
+  test/proofs/test_distributed_faults.py);
+* ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
+  (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -36,7 +40,9 @@ from __future__ import annotations
 from test.harness.faulty_backends.axes import (
     bakes_in_first_sizes,
     forgets_to_cast_back_half,
+    refuses_exported_graphs,
     wrong_compiled_autograd_backward,
+    wrong_on_exported_graphs,
 )
 from test.harness.faulty_backends.contract import (
     CRASH_AND_HANG_PLAN,
@@ -70,6 +76,8 @@ from test.harness.faulty_backends.eager_share import (
     one_op_eagerly,
     swallows_errors_runs_eagerly,
 )
+from test.harness.faulty_backends.distributed import crashes_one_rank, drops_one_ddp_bucket, hangs_one_rank
+from test.harness.faulty_backends.options import ignores_options, keeps_first_options
 from test.harness.faulty_backends.perf import keeps_activation_copies, runs_forward_twice, sleeps_per_call
 from test.harness.faulty_backends.real_data import (
     breaks_ties_last,
@@ -136,6 +144,8 @@ __all__ = [
     "bakes_in_first_sizes",
     "wrong_compiled_autograd_backward",
     "forgets_to_cast_back_half",
+    "wrong_on_exported_graphs",
+    "refuses_exported_graphs",
     # eager_share
     "swallows_errors_runs_eagerly",
     "eager_for_symbolic_sizes",
@@ -146,4 +156,11 @@ __all__ = [
     "sleeps_per_call",
     "runs_forward_twice",
     "keeps_activation_copies",
+    # distributed
+    "drops_one_ddp_bucket",
+    "crashes_one_rank",
+    "hangs_one_rank",
+    # options
+    "ignores_options",
+    "keeps_first_options",
 ]

@@ -1,6 +1,7 @@
 """Faulty backends wrong on one axis only (harness/axes/variants.py, harness/axes/dtypes.py):
 right under ``static`` and float32, wrong under the variant or dtype that gives the backend
-what it mishandles (test/proofs/test_variant_faults.py)."""
+what it mishandles: symbolic sizes, compiled autograd's graphs, half precision, exported
+programs (test/proofs/test_variant_faults.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from test.harness.faulty_backends._shared import _NUDGE
+from test.harness.faulty_backends._shared import _NUDGE, _nudged
 
 
 def bakes_in_first_sizes(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
@@ -62,3 +63,33 @@ def forgets_to_cast_back_half(gm: torch.fx.GraphModule, example_inputs: list[Any
         return gm(*[arg.float() if isinstance(arg, torch.Tensor) and arg.dtype in half else arg for arg in args])
 
     return run
+
+
+def _is_exported(gm: torch.fx.GraphModule) -> bool:
+    """An exported program's graph: its inputs carry export's ``val``, never Dynamo's ``example_value``."""
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
+    return bool(placeholders) and not any("example_value" in node.meta for node in placeholders)
+
+
+def wrong_on_exported_graphs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *an exported program's graph compiles right* (harness/axes/export.py). A graph
+    that comes from torch.export (Core ATen, parameters and buffers lifted as inputs) has
+    every floating output 5% off, as an importer that mistranslates one Core ATen detail;
+    Dynamo's graphs compile as aot_eager's."""
+    compiled = torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+    if not _is_exported(gm):
+        return compiled
+
+    def run(*args: Any) -> Any:
+        return [_nudged(value) for value in compiled(*args)]
+
+    return run
+
+
+def refuses_exported_graphs(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *takes an exported program's graph at all*. It reads Dynamo's example values
+    from the graph's inputs, which an exported graph does not carry, and raises there, as a
+    backend written only for torch.compile; Dynamo's graphs compile as aot_eager's."""
+    if _is_exported(gm):
+        raise KeyError("example_value: this backend reads Dynamo's example values from its graph's inputs")
+    return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
