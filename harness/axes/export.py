@@ -36,6 +36,7 @@ from typing import Any, Callable
 import torch
 from torch.utils import _pytree as pytree
 
+from harness.axes import second_size
 from harness.checks import exported
 
 
@@ -157,20 +158,7 @@ class _Entry:
 
     def run(self, module: torch.nn.Module, args: tuple, kwargs: dict) -> Any:
         signature = self.program.graph_signature
-        user = iter(pytree.tree_leaves((args, kwargs)))
-        flat: list[Any] = []
-        for spec in signature.input_specs:
-            kind, target = spec.kind.name, spec.target
-            if kind == "USER_INPUT":
-                flat.append(next(user))
-            elif kind == "PARAMETER":
-                flat.append(module.get_parameter(target))
-            elif kind == "BUFFER":
-                flat.append(module.get_buffer(target))
-            elif kind in ("CONSTANT_TENSOR", "CUSTOM_OBJ"):
-                flat.append(self.program.constants[target])
-            else:
-                raise NotImplementedError(f"an exported program's input of kind {kind} ({spec.arg.name})")
+        flat = _lifted_inputs(self.program, module, args, kwargs)
         results = self.compiled(*flat)
         results = list(results) if isinstance(results, (list, tuple)) else [results]
         if len(results) != len(signature.output_specs):
@@ -255,6 +243,27 @@ class ExportedCall:
         return _Entry(program, compiled, same, broken)
 
 
+def _lifted_inputs(program: torch.export.ExportedProgram, module: torch.nn.Module, args: tuple,
+                   kwargs: dict) -> list[Any]:
+    """The lifted graph's inputs for a call: the module's own parameters and buffers, the
+    program's constants, then the call's arguments, in the signature's order."""
+    user = iter(pytree.tree_leaves((args, kwargs)))
+    values: list[Any] = []
+    for spec in program.graph_signature.input_specs:
+        kind, target = spec.kind.name, spec.target
+        if kind == "USER_INPUT":
+            values.append(next(user))
+        elif kind == "PARAMETER":
+            values.append(module.get_parameter(target))
+        elif kind == "BUFFER":
+            values.append(module.get_buffer(target))
+        elif kind in ("CONSTANT_TENSOR", "CUSTOM_OBJ"):
+            values.append(program.constants[target])
+        else:
+            raise NotImplementedError(f"an exported program's input of kind {kind} ({spec.arg.name})")
+    return values
+
+
 def _example_inputs(program: torch.export.ExportedProgram, module: torch.nn.Module, args: tuple,
                     kwargs: dict) -> list[Any]:
     """What the backend is handed with the lifted graph. A graph with symbolic sizes comes
@@ -262,21 +271,10 @@ def _example_inputs(program: torch.export.ExportedProgram, module: torch.nn.Modu
     backend compiles for every size in range; a static one with copies of the values (same
     sizes, strides and storage offsets: a backend may specialize on them), never the
     module's or the scenario's own tensors."""
-    placeholders = [node for node in program.graph_module.graph.nodes if node.op == "placeholder"]
-    if any(has_symbolic_sizes_value(node.meta.get("val")) for node in placeholders):
-        return [node.meta["val"] for node in placeholders]
-    user = iter(pytree.tree_leaves((args, kwargs)))
-    values = []
-    for spec in program.graph_signature.input_specs:
-        kind = spec.kind.name
-        value = (next(user) if kind == "USER_INPUT" else module.get_parameter(spec.target) if kind == "PARAMETER"
-                 else module.get_buffer(spec.target) if kind == "BUFFER" else program.constants[spec.target])
-        values.append(_copy(value) if isinstance(value, torch.Tensor) else value)
-    return values
-
-
-def has_symbolic_sizes_value(value: Any) -> bool:
-    return isinstance(value, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in value.shape)
+    if second_size.has_symbolic_sizes(program.graph_module):
+        return [node.meta["val"] for node in program.graph_module.graph.nodes if node.op == "placeholder"]
+    return [_copy(value) if isinstance(value, torch.Tensor) else value
+            for value in _lifted_inputs(program, module, args, kwargs)]
 
 
 def _copy(value: torch.Tensor) -> torch.Tensor:

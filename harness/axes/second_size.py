@@ -143,7 +143,7 @@ def _as_sequence(outputs: Any) -> Any:
 
 
 def has_symbolic_sizes(gm: torch.fx.GraphModule) -> bool:
-    """Whether a graph Dynamo captured has a size symbol among its inputs."""
+    """Whether a graph (Dynamo's, or an exported program's) has a size symbol among its inputs."""
     return any(_symbolic_parts(node.meta.get("example_value", node.meta.get("val")))
                for node in gm.graph.nodes if node.op == "placeholder")
 
