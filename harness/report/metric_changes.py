@@ -34,9 +34,11 @@ measurements behind these rules:
 * speed-up (eager time / compiled time, both from the same rounds, so a slower or busier
   machine cancels out): a change counts when the two 95 % intervals lie more than
   ``SPEED_GAP`` apart: the new interval's top under the old one's bottom by that share (or
-  the other way round). Wide intervals hide small changes, never invent them; a noisy
-  figure (harness.measure.speed) in which no change was found is listed as too noisy to
-  judge, since a change may hide in it.
+  the other way round). A noisy figure (harness.measure.speed) comes from a disturbed run,
+  whose median can sit off a quiet run's by more than its own interval says, so the gap
+  grows by each noisy figure's relative width (how far its interval reaches from its
+  median). Wide intervals hide small changes, never invent them; a noisy figure in which no
+  change was found is listed as too noisy to judge, since a change may hide in it.
 * peak memory of the compiled step: a change counts when it differs from the old one by
   more than ``MEMORY_TOLERANCE`` and by at least ``MEMORY_MIN_BYTES``, after scaling the
   old figure by how eager's own peak changed (a torch whose eager kernels allocate more
@@ -176,10 +178,19 @@ def _partners(old: RunResults, new: RunResults) -> list[tuple[TestResult, TestRe
     return pairs
 
 
+def _disturbance(figures: dict) -> float:
+    """How far a noisy figure's interval reaches from its median, as a share of it; 0 when
+    the figure is not noisy. A disturbed run can sit off another run by about that much."""
+    if not figures.get("noisy") or figures["speedup"] <= 0:
+        return 0.0
+    return max(figures["speedup"] - figures["low"], figures["high"] - figures["speedup"]) / figures["speedup"]
+
+
 def _speed_change(old: TestResult, new: TestResult) -> PerfChange | None:
     was, now = old.perf, new.perf
-    slower = now["high"] < (1 - SPEED_GAP) * was["low"]
-    faster = was["high"] < (1 - SPEED_GAP) * now["low"]
+    keep = 1 - SPEED_GAP - _disturbance(was) - _disturbance(now)  # <= 0: nothing can be told apart
+    slower = now["high"] < keep * was["low"]
+    faster = was["high"] < keep * now["low"]
     return PerfChange(new.id, SPEEDUP, was["speedup"], now["speedup"], old.id) if slower or faster else None
 
 

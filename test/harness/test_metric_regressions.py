@@ -99,6 +99,16 @@ class PerfRuleTests(unittest.TestCase):
         self.assertEqual(self.lines(_perf(1.0), _perf(0.4, spread=0.2, noisy=True)),
                          ["regression m.PerfTests_b.t: speed-up 1.00x -> 0.40x"])
 
+    def test_a_noisy_baseline_widens_the_gap_by_its_own_width(self):
+        # Measured in CI (2026-11-28): aot_eager's sub-millisecond input mutation, noisy at
+        # 0.27x [0.25-0.34] beside the self-tests, then 0.50x in a quieter run of the same build.
+        noisy = {"speedup": 0.27, "low": 0.25, "high": 0.34, "noisy": True}
+        comparison = metric_changes.compare_perf(_perf_run("b", t=noisy), _perf_run("b", t=_perf(0.50, spread=0.04)))
+        self.assertEqual((comparison.changes, comparison.too_noisy),
+                         ([], ["m.PerfTests_b.t: speed-up too noisy to judge in baseline"]))
+        self.assertEqual(self.lines(noisy, _perf(0.10, spread=0.1)),  # a backend 2 ms slower per call
+                         ["regression m.PerfTests_b.t: speed-up 0.27x -> 0.10x"])
+
     def test_memory_changes_beyond_five_percent_and_64_kib_after_eager_s_own_change(self):
         mib = 1 << 20
         self.assertEqual(self.lines(_perf(compiled_peak=mib), _perf(compiled_peak=mib + 40_000)), [])  # < 64 KiB

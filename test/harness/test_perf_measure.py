@@ -46,7 +46,10 @@ class MeasureTests(unittest.TestCase):
         self.assertAlmostEqual(timing.speedup, 2.0, delta=0.3)
         self.assertLessEqual(timing.low, timing.speedup)
         self.assertGreaterEqual(timing.high, timing.speedup)
-        self.assertAlmostEqual(timing.eager_ms, 2.0, delta=0.4)
+        # Per call, not per batch (a batch lasts BATCH_S = 10 ms): a 2 ms spin never takes less,
+        # and on a busy machine a preempted spin takes longer, so only the bounds are certain.
+        self.assertGreaterEqual(timing.eager_ms, 2.0)
+        self.assertLess(timing.eager_ms, speed.BATCH_S * 1e3 * 0.8)
         self.assertGreaterEqual(timing.rounds, speed.MIN_ROUNDS)
         self.assertGreaterEqual(timing.compiled_calls, timing.eager_calls)  # batches of about BATCH_S each
 
