@@ -39,6 +39,10 @@ measurements behind these rules:
   grows by each noisy figure's relative width (how far its interval reaches from its
   median). Wide intervals hide small changes, never invent them; a noisy figure in which no
   change was found is listed as too noisy to judge, since a change may hide in it.
+* eager is the control: it runs the same code in both runs. When a test's eager time moved
+  more than ``EAGER_DRIFT`` beside the runs' overall eager ratio (a slower or busier machine
+  moves every test alike), that test's machine was disturbed and its speed-up is not
+  compared (listed with both eager times).
 * peak memory of the compiled step: a change counts when it differs from the old one by
   more than ``MEMORY_TOLERANCE`` and by at least ``MEMORY_MIN_BYTES``, after scaling the
   old figure by how eager's own peak changed (a torch whose eager kernels allocate more
@@ -113,6 +117,8 @@ def compare(old: RunResults, new: RunResults) -> list[MetricChange]:
 # -- the perf tier's figures ------------------------------------------------------------
 
 SPEED_GAP = 0.15
+EAGER_DRIFT = 1.5  # eager's own time moved more than this factor beside the runs' overall ratio
+EAGER_RATIO_MIN_PAIRS = 3  # fewer pairs: assume like machines (overall ratio 1)
 MEMORY_TOLERANCE = 0.05
 MEMORY_MIN_BYTES = 64 * 1024
 SPEEDUP = "speed-up"
@@ -210,17 +216,41 @@ def _machine(results: RunResults) -> str:
     return f"{perf.get('cpu', 'unknown processor')}, device {results.run.get('device') or 'cpu'}"
 
 
+def _eager_ratio(previous: TestResult, test: TestResult) -> float | None:
+    was, now = previous.perf.get("eager_ms"), test.perf.get("eager_ms")
+    return now / was if was and now else None
+
+
+def eager_drift(pairs: list[tuple[TestResult, TestResult]]) -> dict[str, str]:
+    """Tests whose eager time moved on its own, each with why: eager runs the same code in
+    both runs, so when it moves far from the runs' overall ratio (a busier or slower machine
+    moves every test alike) the machine was disturbed during that test, and its speed-up
+    cannot be compared."""
+    ratios = {test.id: ratio for previous, test in pairs if (ratio := _eager_ratio(previous, test))}
+    overall = statistics.median(ratios.values()) if len(ratios) >= EAGER_RATIO_MIN_PAIRS else 1.0
+    drifted = {}
+    for previous, test in pairs:
+        ratio = ratios.get(test.id)
+        if ratio is not None and max(ratio / overall, overall / ratio) > EAGER_DRIFT:
+            drifted[test.id] = (f"eager itself took {previous.perf['eager_ms']:.2f} ms in the baseline and "
+                                f"{test.perf['eager_ms']:.2f} ms in this run")
+    return drifted
+
+
 def compare_perf(old: RunResults, new: RunResults) -> PerfComparison:
     comparison = PerfComparison()
     if old.run.get("perf") and new.run.get("perf") and _machine(old) != _machine(new):
         comparison.other_machine = f"baseline: {_machine(old)}; this run: {_machine(new)}"
     pairs = _partners(old, new)
     comparison.compared = len(pairs)
+    drifted = eager_drift(pairs)
     for previous, test in pairs:
-        speed = _speed_change(previous, test)
+        speed = None if test.id in drifted else _speed_change(previous, test)
         noisy = [label for label, figures in (("baseline", previous.perf), ("this run", test.perf))
                  if figures.get("noisy")]
-        if speed is not None:
+        if test.id in drifted:
+            comparison.too_noisy.append(f"{test.id}: speed-up not comparable, {drifted[test.id]}")
+        elif speed is not None:
             comparison.changes.append(speed)
         elif noisy:
             comparison.too_noisy.append(f"{test.id}: speed-up too noisy to judge in {' and '.join(noisy)}")

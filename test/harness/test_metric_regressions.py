@@ -109,6 +109,22 @@ class PerfRuleTests(unittest.TestCase):
         self.assertEqual(self.lines(noisy, _perf(0.10, spread=0.1)),  # a backend 2 ms slower per call
                          ["regression m.PerfTests_b.t: speed-up 0.27x -> 0.10x"])
 
+    def test_a_test_whose_eager_time_moved_on_its_own_is_not_compared(self):
+        # Measured in CI (2026-11-28): the same input mutation's eager call took 2.82 ms beside
+        # the self-tests' start (0.32-0.79 ms in five other runs): 1.55x, against 0.52x later.
+        def figures(speedup, eager_ms):
+            return {**_perf(speedup), "eager_ms": eager_ms}
+
+        old = _perf_run("b", t=figures(1.55, 2.82), u=figures(0.9, 5.0), v=figures(0.7, 3.0))
+        new = _perf_run("b", t=figures(0.52, 0.41), u=figures(0.9, 5.5), v=figures(0.5, 3.2))
+        comparison = metric_changes.compare_perf(old, new)
+        self.assertEqual([change.line() for change in comparison.changes], ["m.PerfTests_b.v: speed-up 0.70x -> 0.50x"])
+        self.assertEqual(comparison.too_noisy, ["m.PerfTests_b.t: speed-up not comparable, eager itself took 2.82 ms "
+                                                "in the baseline and 0.41 ms in this run"])
+        # A machine twice as busy moves every eager time alike: nothing drifts.
+        busier = _perf_run("b", t=figures(1.55, 5.6), u=figures(0.9, 10.0), v=figures(0.7, 6.0))
+        self.assertEqual(metric_changes.eager_drift(metric_changes._partners(old, busier)), {})
+
     def test_memory_changes_beyond_five_percent_and_64_kib_after_eager_s_own_change(self):
         mib = 1 << 20
         self.assertEqual(self.lines(_perf(compiled_peak=mib), _perf(compiled_peak=mib + 40_000)), [])  # < 64 KiB
