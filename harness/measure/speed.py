@@ -36,6 +36,7 @@ from typing import Any, Callable
 WARMUP_CALLS = 3  # untimed calls of each side before the first round
 BATCH_S = 0.01  # a batch repeats its function for at least this long
 MAX_BATCH_CALLS = 10_000
+CALIBRATION_CALLS = 3  # single calls timed to size a batch
 MIN_ROUNDS = 10
 MAX_ROUNDS = 400
 TIGHT = 0.02  # stop once the median ratio's 95 % interval lies within 2 % of it
@@ -88,7 +89,8 @@ def _batch(fn: Callable[[], Any], calls: int, sync: Callable[[], None]) -> float
 
 
 def _calls_per_batch(fn: Callable[[], Any], sync: Callable[[], None]) -> int:
-    one = max(_batch(fn, 1, sync), 1e-7)
+    # The fastest of a few calls: a call preempted on a busy machine would make batches short.
+    one = max(min(_batch(fn, 1, sync) for _ in range(CALIBRATION_CALLS)), 1e-7)
     return max(1, min(MAX_BATCH_CALLS, math.ceil(BATCH_S / one)))
 
 
