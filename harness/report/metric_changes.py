@@ -245,12 +245,11 @@ def compare_perf(old: RunResults, new: RunResults) -> PerfComparison:
     comparison.compared = len(pairs)
     drifted = eager_drift(pairs)
     for previous, test in pairs:
-        speed = None if test.id in drifted else _speed_change(previous, test)
         noisy = [label for label, figures in (("baseline", previous.perf), ("this run", test.perf))
                  if figures.get("noisy")]
         if test.id in drifted:
             comparison.too_noisy.append(f"{test.id}: speed-up not comparable, {drifted[test.id]}")
-        elif speed is not None:
+        elif (speed := _speed_change(previous, test)) is not None:
             comparison.changes.append(speed)
         elif noisy:
             comparison.too_noisy.append(f"{test.id}: speed-up too noisy to judge in {' and '.join(noisy)}")

@@ -47,15 +47,9 @@ def _work(milliseconds: int):
     is longer by the time taken from it, so two of them keep the ratio of their work on a busy
     machine (CI runs the self-tests beside the proofs)."""
     sample = 200_000
-    per_item = min(_timed(lambda: sum(range(sample))) for _ in range(5)) / sample
+    per_item = min(speed._batch(lambda: sum(range(sample)), 1, lambda: None) for _ in range(5)) / sample
     unit = max(1, round(0.001 / per_item))
     return [lambda units=units: sum(range(units * unit)) for units in range(1, milliseconds + 1)]
-
-
-def _timed(fn) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
 
 
 class MeasureTests(unittest.TestCase):
@@ -72,10 +66,11 @@ class MeasureTests(unittest.TestCase):
         self.assertLess(timing.eager_ms / timing.compiled_ms, 2.7)
         self.assertGreaterEqual(timing.rounds, speed.MIN_ROUNDS)
 
-    def test_a_batch_lasts_about_batch_s(self):
-        # A 2 ms spin never takes less, so at most 5 calls fill 10 ms; the fastest of a few
-        # calibration calls is used, so one preempted call does not shrink the batch.
-        calls = speed._calls_per_batch(_busy(0.002), lambda: None)
+    def test_one_slow_calibration_call_does_not_shrink_the_batch(self):
+        # The first call lasts 20 ms (as if preempted), the next ones 2 ms: sized from the first
+        # alone, a batch would hold 1 call; from the fastest, up to 5 fill BATCH_S (10 ms).
+        durations = iter([0.02] + [0.002] * 100)
+        calls = speed._calls_per_batch(lambda: _busy(next(durations))(), lambda: None)
         self.assertLessEqual(calls, math.ceil(speed.BATCH_S / 0.002))
         self.assertGreaterEqual(calls, 2)
 
