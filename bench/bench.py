@@ -36,7 +36,7 @@ import overhead  # noqa: E402
 import proctree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.run.pytest_plugin.TIMINGS_ENV (no torch import here)
+TIMINGS_ENV = "DYNAMO_SUITE_TIMINGS"  # harness.worker.worker_log.TIMINGS_ENV (no torch import here)
 sys.path.insert(0, str(ROOT))
 from harness.measure.share_limit import MEASURE_ENV  # noqa: E402 (torch-free)
 GB = 1024 ** 3

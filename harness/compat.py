@@ -2,7 +2,9 @@
 
 Tests and the rest of the harness never compare version numbers themselves: they ask this
 module for the object, name or message that fits the torch being run. When a new torch
-release moves something, this is the one file to change.
+release moves something, this is the one file to change. It is also the only module of the
+harness that names torch's private API (``torch._dynamo``, ``torch._C``, ``torch._ops``...),
+since that is what moves between releases (test/harness/test_layout.py checks it).
 """
 
 from __future__ import annotations
@@ -131,6 +133,21 @@ def reset_dynamo() -> None:
     torch._dynamo.reset()
 
 
+def dynamo_config_patch(**values: Any):
+    """A context (also a decorator) in which Dynamo's config has ``values``; an unknown key raises."""
+    return torch._dynamo.config.patch(**values)
+
+
+def dynamo_config_value(name: str) -> Any:
+    """The current value of one of Dynamo's config keys (``assume_static_by_default``)."""
+    return getattr(torch._dynamo.config, name)
+
+
+def dynamo_disable(fn: Callable) -> Callable:
+    """``fn``, run eagerly even when called from code Dynamo compiles (a graph break around it)."""
+    return torch._dynamo.disable(fn)
+
+
 def guard_failure_store() -> dict[Any, list[str]]:
     """The dict in which Dynamo appends the reason of every guard failure, per code object."""
     return importlib.import_module("torch._dynamo.utils").guard_failures
@@ -191,6 +208,50 @@ def config_values(module: Any) -> dict[str, Any]:
 
 def restore_config_values(module: Any, values: dict[str, Any]) -> None:
     module.load_config(values)
+
+
+# ---------------------------------------------------------------------------------------
+# Operators, dispatch and tensors: what a graph's call targets are, and what the eager-share
+# measurement and the generated programs ask of a tensor.
+
+
+def is_op_overload(target: Any) -> bool:
+    """Whether a graph node's call target is one overload of an operator (``aten.mul.Tensor``)."""
+    return isinstance(target, torch._ops.OpOverload)
+
+
+def is_higher_order_op(target: Any) -> bool:
+    """Whether ``target`` is a higher-order operator (``wrap``, ``cond``, checkpoint...)."""
+    return isinstance(target, torch._ops.HigherOrderOperator)
+
+
+def is_grad_mode_switch(target: Any) -> bool:
+    """Whether a graph node's call target switches grad mode (Dynamo puts
+    ``torch._C._set_grad_enabled`` in a graph for ``torch.no_grad()`` inside it)."""
+    return target is torch._C._set_grad_enabled
+
+
+def dispatch_keys(tensor: torch.Tensor) -> Any:
+    """The dispatch key set of ``tensor`` (a ``DispatchKeySet``: ``|`` and ``&`` combine them)."""
+    return torch._C._dispatch_keys(tensor)
+
+
+def dispatch_keys_below_python() -> Any:
+    """Every dispatch key after ``Python`` except ``PythonDispatcher``: redispatching an op
+    with a tensor's keys masked by this runs its kernel past every Python mode."""
+    below = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+    return below.remove(torch._C.DispatchKey.PythonDispatcher)
+
+
+def no_internal_overlap(tensor: torch.Tensor) -> bool:
+    """Whether torch can tell that no two elements of ``tensor`` share memory (an expanded or
+    unfolded tensor has some; a layout too hard to tell counts as overlapping)."""
+    return torch._debug_has_internal_overlap(tensor) == 0
+
+
+def pop_torch_function_mode() -> None:
+    """Take the innermost TorchFunctionMode off the stack (one a test entered and never left)."""
+    torch._C._pop_torch_function_stack()
 
 
 # ---------------------------------------------------------------------------------------
@@ -273,6 +334,11 @@ def default_partition() -> Callable:
     return importlib.import_module("torch._functorch.partitioners").default_partition
 
 
+def fx_minifier() -> Callable:
+    """PyTorch's FX minifier, ``minifier(graph, inputs, fails, dump_state=..., skip_offload=...)``."""
+    return importlib.import_module("torch._functorch.fx_minifier").minifier
+
+
 def setup_stacktrace_preservation_hooks() -> Callable:
     return importlib.import_module("torch._functorch.aot_autograd").setup_stacktrace_preservation_hooks
 
@@ -334,7 +400,7 @@ def onednn_has_bfloat16() -> bool:
 
 def rnn_tracing_config():
     """Dynamo skips nn.RNN/LSTM/GRU (runs them eagerly) unless this is enabled."""
-    return torch._dynamo.config.patch(allow_rnn=True)
+    return dynamo_config_patch(allow_rnn=True)
 
 
 def _config_if_present(config: Any, values: dict[str, Any]):

@@ -73,7 +73,7 @@ def restore(before: dict[str, Any]) -> None:
     """Put the snapshot's values back."""
     # Inference mode can only be left through its context manager, so it is reported, not undone.
     while len(_function_modes()) > len(before["torch function modes"]):
-        torch._C._pop_torch_function_stack()
+        compat.pop_torch_function_mode()
     torch.set_grad_enabled(before["torch.is_grad_enabled()"])
     torch.set_default_dtype(before["torch.get_default_dtype()"])
     torch.set_default_device(before["torch.get_default_device()"])

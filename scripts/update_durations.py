@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.report.results import ResultsError, load  # noqa: E402
-from harness.run.shards import DEFAULT_DURATIONS, load_durations  # noqa: E402
+from harness.run.selection import DEFAULT_DURATIONS, load_durations  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

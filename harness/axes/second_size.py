@@ -7,16 +7,17 @@ in the sizes it first saw. So every such graph is also run at a second size: eac
 symbol doubled (or, where a guard Dynamo recorded for the graph rules that out, grown
 another way the guards accept), inputs rebuilt with the new sizes and strides from the
 graph's own symbolic metadata, and the backend's compiled
-callable compared with the captured graph run eagerly on copies of the same inputs.
+callable compared with the captured graph run eagerly on copies of the same inputs
+(harness/checks/replay.py).
 
 Nothing here knows a scenario: it works on what any backend receives (a GraphModule and its
-example inputs), so it applies to every family unchanged.
+example inputs), so it applies to every family unchanged. (The ``automatic_dynamic``
+variant replays a scenario's own call instead: harness/axes/automatic_dynamic.py.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -24,7 +25,7 @@ import sympy
 import torch
 
 from harness import compat
-from harness.checks import accuracy, compare
+from harness.checks import replay
 
 # Second sizes to try, in order; the first that every guard Dynamo recorded for the graph
 # accepts is used (the compiled graph is only valid where its guards hold).
@@ -60,18 +61,12 @@ class SecondSize:
         """Whether the captured graph itself accepts the second size (a guard Dynamo added
         may rule it out), and gives the same result twice: a graph that draws random numbers
         cannot be compared across two implementations of its random ops."""
-        try:
-            with self.global_state():
-                first = self.graph(*_fresh(self.inputs, self.leaves)[0])
-                again = self.graph(*_fresh(self.inputs, self.leaves)[0])
-        except Exception:
-            return False
-        return compare.identical(first, again)
+        return replay.repeats(self.graph, self.inputs, self.leaves, self.global_state)
 
     def check(self, testcase) -> None:
         """The backend's compiled graph against the captured graph run eagerly: outputs,
         inputs after the call (mutations), and the gradients of a weighted loss."""
-        compare_runs(testcase, self.graph, self.compiled, self.inputs, self.leaves, self.global_state)
+        replay.compare_runs(testcase, self.graph, self.compiled, self.inputs, self.leaves, self.global_state)
 
 
 def capture(gm: torch.fx.GraphModule, example_inputs: list[Any], compiled: Callable) -> SecondSize | None:
@@ -91,7 +86,7 @@ def _capture(gm: torch.fx.GraphModule, example_inputs: list[Any], compiled: Call
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         return None
-    if any(node.target is torch._C._set_grad_enabled for node in gm.graph.nodes):
+    if any(compat.is_grad_mode_switch(node.target) for node in gm.graph.nodes):
         return None  # it changes grad mode part way, and leaves restoring it to Dynamo's frame
     if torch.is_autocast_enabled() or torch.is_autocast_enabled("cpu"):
         return None  # compiled for an autocast region the replay would have to recreate
@@ -135,11 +130,6 @@ def _guards_hold(shape_env: Any, hints: dict, assignment: dict) -> bool:
 
 class _NotASize(Exception):
     pass
-
-
-def _as_sequence(outputs: Any) -> Any:
-    # A captured graph returns a tuple; what a backend returns for it may be a list.
-    return outputs if isinstance(outputs, (tuple, list)) else (outputs,)
 
 
 def has_symbolic_sizes(gm: torch.fx.GraphModule) -> bool:
@@ -192,10 +182,10 @@ def _at(fake: Any, example: Any, assignment: dict) -> Any:
     size = [_evaluate(part, assignment) for part in fake.size()]
     stride = [_evaluate(part, assignment) for part in fake.stride()]
     offset = _evaluate(fake.storage_offset(), assignment)
-    return _tiled(example.detach(), size, stride, offset).requires_grad_(example.requires_grad)
+    return tiled(example.detach(), size, stride, offset).requires_grad_(example.requires_grad)
 
 
-def _tiled(example: torch.Tensor, size: list[int], stride: list[int], offset: int) -> torch.Tensor:
+def tiled(example: torch.Tensor, size: list[int], stride: list[int], offset: int) -> torch.Tensor:
     """A tensor of ``size`` and ``stride`` whose values repeat ``example``'s along each dimension,
     so integer inputs (indices, lengths) keep values that were valid for the first size."""
     values = example
@@ -221,173 +211,3 @@ def copy_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = torch.fx.Graph()
     graph.output(graph.graph_copy(gm.graph, {}))
     return torch.fx.GraphModule(gm, graph)
-
-
-# -- automatic dynamic shapes: a scenario's own call, again at other sizes -------------------
-
-
-@dataclass
-class RecordedCall:
-    """The first call of a function a scenario compiled, kept to replay at other sizes: once
-    grown (Dynamo's automatic dynamic shapes recompile with the grown sizes symbolic) and
-    once grown further (the symbolic graph serves it; recompiles only for other reasons)."""
-
-    eager: Callable
-    compiled: Callable
-    counter: Any  # the CompileCounter the compiled function reports to
-    args: tuple | None  # copies (an argument given twice: one copy twice); None: not replayable
-    kwargs: dict
-    leaves: list[bool]  # per argument: a leaf tensor in the scenario's call
-    grad_enabled: bool
-    returned: bool = False  # the scenario's call returned (one that raised is not replayed)
-
-    def check(self, testcase) -> list[list[torch.fx.GraphModule]] | None:
-        """Outputs, mutated inputs and gradients against eager at two other sizes; returns
-        the graphs the backend received during each, or None when eager itself rejects
-        other sizes (the scenario's sizes are fixed by its parameters or its code) or draws
-        random numbers."""
-        if self.args is None or not self.returned:
-            return None
-        compiled_graphs = []
-        state = lambda: torch.set_grad_enabled(self.grad_enabled)  # noqa: E731
-        for factor in (2, 3):
-            grown = _grown_arguments(self.args, factor)
-            eager = lambda *args: self.eager(*args, **self.kwargs)  # noqa: E731
-            try:
-                with state():
-                    first = eager(*_fresh(grown, self.leaves)[0])
-                    again = eager(*_fresh(grown, self.leaves)[0])
-            except Exception:
-                return None
-            if not compare.identical(first, again):
-                return None
-            before = len(self.counter.graphs)
-            compare_runs(testcase, eager, lambda *args: self.compiled(*args, **self.kwargs), grown, self.leaves,
-                         state)
-            compiled_graphs.append(self.counter.graphs[before:])
-        return compiled_graphs
-
-
-def compare_runs(testcase, reference: Callable, compiled: Callable, inputs: list[Any], leaves: list[bool],
-                 state: Callable[[], Any]) -> None:
-    """``compiled`` against ``reference`` on copies of ``inputs``, each run inside ``state()``
-    (the global state the code was compiled for; code that changes it, such as grad mode,
-    does not leave it changed for the other run): outputs, inputs after the call
-    (mutations), and the gradients of a weighted loss w.r.t. inputs that require grad.
-    Half-precision values outside the tolerance are judged against the reference run in
-    float64 (harness/checks/accuracy.py)."""
-    expected = _run(reference, inputs, leaves, state)
-    actual = _run(compiled, inputs, leaves, state)
-    truth = functools.cache(lambda: _run(reference, accuracy.in_float64(inputs), leaves, state))
-    for index, what in enumerate(("output", "inputs after the call", "gradients")):
-        if expected[index] is None or actual[index] is None:
-            continue  # no gradient to compare (the first run's own: a missing one fails above)
-        try:
-            compare.assert_close(testcase, expected[index], actual[index], what=what)
-        except AssertionError:
-            if not accuracy.no_worse_than_eager(expected[index], actual[index], lambda index=index: truth()[index],
-                                                lambda dtype: compare.tolerance(dtype)[0]):
-                raise
-
-
-def _run(fn: Callable, inputs: list[Any], leaves: list[bool], state: Callable[[], Any]) -> tuple:
-    """One run on fresh copies: (outputs, inputs after the call, gradients of the weighted
-    loss, or None when there are none)."""
-    args, grad_leaves = _fresh(inputs, leaves)
-    with state():
-        outputs = list(_as_sequence(fn(*args)))
-    loss = compare.weighted_loss(outputs)
-    if loss is None or not (grad_leaves and loss.requires_grad):
-        return outputs, args, None
-    return outputs, args, list(torch.autograd.grad(loss, grad_leaves, allow_unused=True))
-
-
-def _fresh(inputs: list[Any], leaves: list[bool]) -> tuple[list[Any], list[torch.Tensor]]:
-    """Copies of ``inputs`` for one run, and the leaves whose gradients it computes. An input
-    that was not a leaf (an intermediate the code may mutate in place) is passed as a
-    non-leaf copy of its leaf; an input given twice is copied once."""
-    args, grad_leaves, copies = [], [], {}
-    for value, was_leaf in zip(inputs, leaves):
-        if id(value) in copies:
-            args.append(copies[id(value)])
-            continue
-        if not isinstance(value, torch.Tensor) or not value.requires_grad:
-            copy = compare.clone_input(value)
-        else:
-            leaf = compare.clone_input(value)
-            grad_leaves.append(leaf)
-            copy = leaf if was_leaf else leaf.clone()
-        copies[id(value)] = copy
-        args.append(copy)
-    return args, grad_leaves
-
-
-_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.memory_format, torch.layout)
-
-
-def record_first_call(fn: Callable, compiled: Callable, counter: Any, calls: list[RecordedCall]) -> Callable:
-    """``compiled``, recording its first call's arguments (copies, taken before the call can
-    mutate them) into ``calls``; replayed only if that call returned. A compiled module is
-    returned as it is, with hooks. A call with arguments other than tensors and plain values
-    (containers, objects) is not replayed: the tensors inside them are not grown."""
-    pending: list[RecordedCall] = []
-
-    def keep(args: tuple, kwargs: dict) -> None:
-        if any(call.compiled is compiled for call in calls):
-            return
-        if all(type(arg) in (torch.Tensor, torch.nn.Parameter) or isinstance(arg, _PLAIN)
-               for arg in (*args, *kwargs.values())):
-            copies: dict[int, Any] = {}
-            kept = tuple(copies.setdefault(id(arg), _snapshot(arg)) for arg in args)
-            call = RecordedCall(fn, compiled, counter, kept, dict(kwargs),
-                                [isinstance(arg, torch.Tensor) and arg.is_leaf for arg in args],
-                                torch.is_grad_enabled())
-        else:
-            call = RecordedCall(fn, compiled, counter, None, {}, [], False)
-        calls.append(call)
-        pending.append(call)
-
-    def returned() -> None:
-        while pending:
-            pending.pop().returned = True
-
-    if isinstance(compiled, torch.nn.Module):
-        compiled.register_forward_pre_hook(lambda module, args, kwargs: keep(args, kwargs), with_kwargs=True)
-        compiled.register_forward_hook(lambda module, args, output: returned())
-        return compiled
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        keep(args, kwargs)
-        try:
-            result = compiled(*args, **kwargs)
-        except BaseException:
-            pending.clear()
-            raise
-        returned()
-        return result
-
-    return call
-
-
-def _snapshot(value: Any) -> Any:
-    if not isinstance(value, torch.Tensor):
-        return value
-    with torch.no_grad():
-        copy = value.detach().clone()  # contiguous where the original overlaps itself (expanded)
-    return copy.requires_grad_(value.requires_grad)
-
-
-def _grown_arguments(args: tuple, factor: int) -> list[Any]:
-    grown: dict[int, Any] = {}
-    return [grown.setdefault(id(arg), _grown(arg, factor)) for arg in args]
-
-
-def _grown(value: Any, factor: int) -> Any:
-    """A plain tensor with every dimension of size 2 or more multiplied by ``factor`` (values
-    repeated, so integer inputs stay valid indices); anything else as it is."""
-    if type(value) is not torch.Tensor:
-        return value
-    size = [n * factor if n >= 2 else n for n in value.shape]
-    contiguous = torch.empty(size, dtype=value.dtype, device=value.device).stride()
-    return _tiled(value.detach(), size, list(contiguous), 0).requires_grad_(value.requires_grad)

@@ -8,7 +8,7 @@ under test. After a passing body it checks what only the variant can show:
   size, the backend's callable against the captured graph run eagerly (harness/axes/second_size.py);
 * ``automatic_dynamic``: each compiled function's first call is replayed at a grown size
   (the recompile must give the backend symbolic sizes) and at a third size (no more
-  recompiles than the change caused).
+  recompiles than the change caused) (harness/axes/automatic_dynamic.py).
 
 A test the variant changed nothing in (no symbolic size, no replayable call, no captured
 backward) is SKIP with the variant's ``unproven`` reason rather than counted twice.
@@ -22,7 +22,7 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.axes import axis, export, second_size
+from harness.axes import automatic_dynamic, axis, export, second_size
 from harness.axes.variants import VARIANTS
 
 
@@ -33,7 +33,7 @@ class _VariantBehaviour(axis.Behaviour):
     def set_up(self, test: Any, value: str) -> None:
         variant = VARIANTS[value]
         if variant.dynamo_config:
-            test.enter_context(torch._dynamo.config.patch(**variant.dynamo_config))
+            test.enter_context(compat.dynamo_config_patch(**variant.dynamo_config))
         test._second_sizes = []
         test._recorded_calls = []
         test._backward_counter = None
@@ -59,7 +59,7 @@ class _VariantBehaviour(axis.Behaviour):
             test._exported_calls.append(call)
             return call
         if VARIANTS[value].resized_calls and options.get("dynamic") is not False:
-            return second_size.record_first_call(fn, compiled, counter, test._recorded_calls)
+            return automatic_dynamic.record_first_call(fn, compiled, counter, test._recorded_calls)
         return compiled
 
     def after_body(self, test: Any, value: str) -> str | None:

@@ -9,7 +9,8 @@ changes nothing), the way PyTorch's own test/dynamo/test_dynamic_shapes.py makes
   ints not specialized), so the backend receives SymInt inputs and size expressions; each
   such graph is run again at a second size (harness/axes/second_size.py);
 * ``automatic_dynamic``: static first; each compiled function's first call is replayed at
-  a grown size (the backend must then receive symbolic sizes) and at a third size;
+  a grown size (the backend must then receive symbolic sizes) and at a third size
+  (harness/axes/automatic_dynamic.py);
 * ``compiled_autograd``: every ``backward()`` through compiled code is captured by compiled
   autograd and its graph compiled by the backend under test (fullgraph), as PyTorch's own
   CI runs its suite with compiled autograd;
@@ -40,9 +41,9 @@ T = TypeVar("T")
 class Variant:
     name: str
     description: str
-    dynamo_config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config, per test
+    dynamo_config: dict[str, Any] = field(default_factory=dict)  # Dynamo's config, patched per test (compat)
     second_size: bool = False  # rerun each graph with symbolic sizes at a second size (harness.axes.second_size)
-    resized_calls: bool = False  # replay each compiled function's first call at two other sizes
+    resized_calls: bool = False  # replay each compiled function's first call at two other sizes (automatic_dynamic)
     compiled_autograd: bool = False  # capture every backward() with compiled autograd
     export: str = ""  # "strict" or "non-strict": compiled functions go through torch.export (harness.axes.export)
     # Why a test that passed is SKIP all the same: the variant changed nothing it ran.

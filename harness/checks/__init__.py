@@ -1,6 +1,7 @@
 """The checks that compare what a backend computed with eager PyTorch: values, dtypes,
 strides and aliasing (``compare``), accuracy against a float64 reference (``accuracy``),
 AOTAutograd's graphs read back (``graphs``), one operator at a time (``opcheck``), whole
-models (``models``), an exported program's own contract (``exported``), and the clause of
-the backend contract a failed check enforces (``clauses``).
+models (``models``), an exported program's own contract (``exported``), a reference against
+a compiled callable on fresh inputs (``replay``), and the clause of the backend contract a
+failed check enforces (``clauses``).
 """

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from harness import compat
+
 # Call targets that are not ATen operators and belong in any exported graph.
 _STRUCTURAL = {operator.getitem}
 # export's runtime assertions (on sizes, on tensor metadata): ATen operators outside Core
@@ -29,7 +31,7 @@ _MUTATIONS = ("BUFFER_MUTATION", "USER_INPUT_MUTATION")
 
 def _is_allowed_non_aten(target: Any) -> bool:
     module = getattr(target, "__module__", "") or ""
-    return (target in _STRUCTURAL or isinstance(target, torch._ops.HigherOrderOperator)
+    return (target in _STRUCTURAL or compat.is_higher_order_op(target)
             or module in ("_operator", "operator", "math", "torch") or module.startswith("torch.fx.experimental"))
 
 
@@ -41,7 +43,7 @@ def violations(program: "torch.export.ExportedProgram") -> list[str]:
         if node.op != "call_function":
             continue
         target = node.target
-        if isinstance(target, torch._ops.OpOverload):
+        if compat.is_op_overload(target):
             if target._schema.is_mutable:
                 found.append(f"in-place operator left in the graph: {node.name} = {target}")
             elif torch.Tag.core not in target.tags and target._overloadpacket.__name__ not in _RUNTIME_ASSERTIONS:

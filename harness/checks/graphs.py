@@ -8,6 +8,8 @@ from typing import Any, Callable
 import torch
 import torch.fx
 
+from harness import compat
+
 
 def placeholders(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
     return [node for node in gm.graph.nodes if node.op == "placeholder"]
@@ -42,7 +44,7 @@ def writes_into_inputs(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
 
 
 def _target_name(target: Any) -> str:
-    if isinstance(target, torch._ops.OpOverload):
+    if compat.is_op_overload(target):
         return str(target)  # "aten.mul.Tensor"
     return getattr(target, "__name__", repr(target))
 

@@ -98,7 +98,7 @@ def check_eval(test: Any, spec: ModelSpec) -> None:
     accuracy.assert_accurate(results["eager"], results["compiled"], results["float64"], spec.tol)
 
 
-@torch._dynamo.disable
+@compat.dynamo_disable
 def _optimizer_step(optimizer: torch.optim.Optimizer) -> None:
     # PyTorch's benchmark runner keeps the optimizer step out of Dynamo too: compiling a
     # per-parameter SGD update is many tiny kernels (on inductor about 6 of nn_transformer's

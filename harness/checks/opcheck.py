@@ -118,7 +118,7 @@ def _compile_kwargs(testcase) -> dict:
     """Static sizes, never recompiled as dynamic, unless the test runs with sizes symbolic
     from the first compile (the ``dynamic`` variant, which then applies); and the run's
     compile options, when a test case is at hand."""
-    dynamic = False if torch._dynamo.config.assume_static_by_default else None
+    dynamic = False if compat.dynamo_config_value("assume_static_by_default") else None
     return testcase.compile_kwargs(dynamic=dynamic) if hasattr(testcase, "compile_kwargs") else {"dynamic": dynamic}
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import torch
 
+from harness import compat
 from harness.checks.compare import weighted_loss
 
 MAX_STATEMENTS = 12
@@ -202,7 +203,7 @@ def _same_view(first: torch.Tensor, second: torch.Tensor) -> bool:
 def _writable(tensor: torch.Tensor) -> bool:
     # A tensor with several elements on one memory location (expand, unfold) has no
     # defined result for a write; eager rejects most such writes but not all of them.
-    return tensor.numel() > 0 and torch._debug_has_internal_overlap(tensor) == 0
+    return tensor.numel() > 0 and compat.no_internal_overlap(tensor)
 
 
 def _broadcasts_to(source: torch.Tensor, shape: torch.Size) -> bool:

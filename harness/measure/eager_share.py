@@ -62,8 +62,7 @@ NOT_COMPUTE = frozenset({
 })
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_BELOW_PYTHON = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python).remove(
-    torch._C.DispatchKey.PythonDispatcher)
+_BELOW_PYTHON = compat.dispatch_keys_below_python()
 _COMPUTE_CACHE: dict[Any, str | None] = {}
 
 
@@ -95,7 +94,7 @@ class OpCounter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if isinstance(func, torch._ops.HigherOrderOperator) or not all(kind in _PLAIN for kind in types):
+        if compat.is_higher_order_op(func) or not all(kind in _PLAIN for kind in types):
             return func(*args, **kwargs)
         name = compute_name(func)
         if name is not None:
@@ -103,7 +102,7 @@ class OpCounter(TorchDispatchMode):
         elif getattr(func, "namespace", "aten") not in ("aten", "prim", "prims"):
             # A custom op (a backend's kernel, or a library's): the ATen ops it calls run
             # through PyTorch's kernels too, so it runs with this mode still counting.
-            keys = [torch._C._dispatch_keys(value) for value in pytree.tree_leaves((args, kwargs))
+            keys = [compat.dispatch_keys(value) for value in pytree.tree_leaves((args, kwargs))
                     if isinstance(value, torch.Tensor)]
             if keys:
                 with self:

@@ -34,7 +34,7 @@ from harness.report.results import TestResult
 # The suite's own checks say "<what>: <how it differs>"; unittest's assertEqual puts its
 # operands first ("True != False : output: requires_grad differs from eager").
 _OPERANDS = re.compile(r"^(\w+(?:\.\w+)*: ).*? : (?=\S)")
-_WRAPPED = re.compile(r"^the backend's compiler raised ")  # harness/run/pytest_plugin.py says so when Dynamo wrapped it
+_WRAPPED = re.compile(r"^the backend's compiler raised ")  # harness/worker/classify.py says so when Dynamo wrapped it
 _NORMALIZE = [
     # Generated names, before the numbers in them are: Dynamo's size symbols (s57, u3), FX
     # placeholders and nodes, inductor's buffers and temporaries.

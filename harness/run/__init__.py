@@ -1,10 +1,12 @@
-"""The machinery behind ``run_tests.py``: the command line (``cli``), finding the tests in a
-short-lived process (``collection``), ordering and sharding them (``shards``), running them
-in pytest-xdist workers with crash and hang containment (``engine`` in the controller,
-``pytest_plugin`` in each worker), progress lines (``progress``) and ``--accept``
-(``accept``).
+"""The machinery behind ``run_tests.py``: the command line (``cli``, its options in
+``options``, the run's checked plan in ``configure``), finding the tests in a short-lived
+process (``collection``), choosing, ordering and sharding them and their time limits
+(``selection``), running them in pytest-xdist workers with crash and hang containment
+(``engine`` in the controller; what each worker runs is ``harness.worker``), progress lines
+(``progress``), the record, reports and exit code (``finish``) and ``--accept`` (``accept``).
 
-Layering: this package may import the scenario library (``harness``) and the reports
-(``harness.report``); neither imports it (``test/harness/test_layout.py`` checks). The
-controller never imports torch: only the collection child and the workers do.
+Layering: this package may import the scenario library (``harness``), the reports
+(``harness.report``) and the workers' side (``harness.worker``); none imports it
+(``test/harness/test_layout.py`` checks). The controller never imports torch: only the
+collection child and the workers do.
 """

@@ -1,6 +1,7 @@
 """Finding the tests: import torch, check the backends, discover the suite's scenarios
 (``test/dynamo`` of the suite root, harness.project.layout) and the project's own
-(harness.project.extensions).
+(harness.project.extensions); each is described by a ``TestInfo``, which the rest of the
+runner passes around.
 
 ``run_tests.py`` does this in a short-lived child process (``collect``)
 and never imports torch itself: the runner stays a small process for the whole run, instead
@@ -13,17 +14,18 @@ test modules print); a problem the user must fix is one line on stderr and exit 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import unittest
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness import settings
 from harness.project import layout
+from harness.report.results import BACKEND_INDEPENDENT, TestResult
 
 ROOT = layout.SUITE_ROOT
 
@@ -37,11 +39,32 @@ class CollectionError(Exception):
         self.setting = setting
 
 
+@dataclass(frozen=True)
+class TestInfo:
+    """A selected test, as the runner collected it."""
+
+    id: str  # unittest id
+    nodeid: str  # pytest node id
+    scenario: str
+    backend: str
+    backend_spec: str
+    tier: str = "default"  # harness.testcase.tiers: the tier that runs it
+    axes: dict[str, str] = field(default_factory=dict)  # per-test axes beside the backend (harness.axes.registry)
+    timeout: float = 0.0  # its own time limit, from its recorded duration; 0: engine.EngineOptions.timeout
+
+    def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
+        if outcome == "TIMEOUT" and self.timeout:
+            reason += "; the limit comes from the test's recorded duration, --timeout S sets another"
+        return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
+                          backend_spec=self.backend_spec, axes=self.axes, outcome=outcome, reason=reason,
+                          time_limit_s=self.timeout or None, **fields)
+
+
 @dataclass
 class Collected:
     torch_version: str
     backends: list[dict[str, str]]  # name, spec
-    tests: list  # harness.run.engine.TestInfo, in unittest's order
+    tests: list[TestInfo]  # in unittest's order
     root: str = str(ROOT)  # the directory test node ids are relative to: pytest's root for the workers
 
 
@@ -64,7 +87,6 @@ def collect_here() -> Collected:
     torch_version = check_torch()
     from harness.axes import backends, device, registry
     from harness.testcase import tiers
-    from harness.run.engine import TestInfo, backend_of, pytest_nodeid
 
     from harness.project import extensions
 
@@ -105,6 +127,19 @@ def collect_here() -> Collected:
     return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests, str(root))
 
 
+def backend_of(testcase_class: type) -> tuple[str, str]:
+    backend = getattr(testcase_class, "backend", None)
+    if backend is None:
+        return BACKEND_INDEPENDENT, ""
+    return backend.name, backend.spec
+
+
+def pytest_nodeid(root: Path, testcase_class: type, method: str) -> str:
+    module = sys.modules[testcase_class.__module__]
+    path = Path(module.__file__).resolve().relative_to(root.resolve())
+    return f"{path.as_posix()}::{testcase_class.__name__}::{method}"
+
+
 def flatten(suite: unittest.TestSuite):
     """The test cases of a (nested) suite."""
     for item in suite:
@@ -120,8 +155,8 @@ def collect(run_settings: settings.Settings | None = None) -> Collected:
     run_settings = settings.current() if run_settings is None else run_settings
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
-    start = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main, exit_at_once; "
-             "exit_at_once(main())")
+    start = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; "
+             "from harness.worker.protocol import exit_at_once; exit_at_once(main())")
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-") as directory:
         out = Path(directory) / "collected.json"
         handed = run_settings.write(Path(directory) / "settings.json")
@@ -133,22 +168,8 @@ def collect(run_settings: settings.Settings | None = None) -> Collected:
         if completed.returncode != 0 or "tests" not in found:
             raise CollectionError(f"collecting the tests failed (exit {completed.returncode}): "
                                   f"{_last_line(completed.stderr)}")
-    from harness.run.engine import TestInfo  # after the child: it explains a broken install better
-
     return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]],
                      found["root"])
-
-
-def exit_at_once(code: int) -> None:
-    """End this process with ``code`` once its output is flushed, skipping the interpreter's
-    teardown: with torch and the test modules loaded that takes 2 to 4 s on 2 cores
-    (measured 2026-11-28), which every collection and every worker of every run paid."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
 
 
 def _last_line(text: str) -> str:

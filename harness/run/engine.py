@@ -10,58 +10,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
-import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
 from harness import settings
-from harness.run.pytest_plugin import (PROPERTY, START_MARK, in_compile, in_stdlib, short_path, watchdog,
-                                       worker_log_path)
-from harness.report.results import BACKEND_INDEPENDENT, FAILED_OUTCOMES, TestResult
+from harness.report.results import FAILED_OUTCOMES, TestResult
+from harness.run.collection import TestInfo
+from harness.worker import crash_reports
+from harness.worker.protocol import PROPERTY, watchdog, worker_log_path
 
 PYTEST_INI = Path(__file__).resolve().with_name("pytest.ini")
-_TAIL_CHARS = 6000
-# faulthandler's first line when its watchdog (dump_traceback_later) fires.
-_WATCHDOG_HEADER = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", re.MULTILINE)
-_FATAL_SIGNAL = re.compile(r"^Fatal Python error: (.+)$", re.MULTILINE)
-_SIGNAL_NAMES = {
-    "Segmentation fault": "SIGSEGV",
-    "Aborted": "SIGABRT",
-    "Bus error": "SIGBUS",
-    "Floating-point exception": "SIGFPE",
-    "Floating point exception": "SIGFPE",
-    "Illegal instruction": "SIGILL",
-}
-# Frames of the machinery between the worker's main loop and the test: noise in a dump.
-_ENGINE_FRAME = re.compile(r'File ".*[/\\](_pytest|pluggy|execnet|xdist|unittest)[/\\]|File "<string>"')
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>.+)$')
-
-
-@dataclass(frozen=True)
-class TestInfo:
-    """A selected test, as the runner collected it."""
-
-    id: str  # unittest id
-    nodeid: str  # pytest node id
-    scenario: str
-    backend: str
-    backend_spec: str
-    tier: str = "default"  # harness.testcase.tiers: the tier that runs it
-    axes: dict[str, str] = field(default_factory=dict)  # per-test axes beside the backend (harness.axes.registry)
-    timeout: float = 0.0  # its own time limit (harness.run.timeouts); 0: EngineOptions.timeout
-
-    def result(self, outcome: str, reason: str = "", **fields: Any) -> TestResult:
-        if outcome == "TIMEOUT" and self.timeout:
-            reason += "; the limit comes from the test's recorded duration, --timeout S sets another"
-        return TestResult(id=self.id, scenario=self.scenario, backend=self.backend,
-                          backend_spec=self.backend_spec, axes=self.axes, outcome=outcome, reason=reason,
-                          time_limit_s=self.timeout or None, **fields)
 
 
 @dataclass(frozen=True)
@@ -71,7 +34,7 @@ class EngineOptions:
     root: Path  # test node ids are relative to it (harness.run.collection.Collected.root)
     workdir: Path
     # A rerun: after a failure, a worker hands back unrun (outcome DEFERRED) the later tests
-    # it cannot show it is healthy for (harness.run.health).
+    # it cannot show it is healthy for (harness.worker.health).
     defer_after_failure: bool = False
     settings_file: Path | None = None  # the run's harness.settings, for the workers (None: their environment)
 
@@ -101,7 +64,7 @@ class ResultCollector:
         self._pid: dict[str, int | None] = {}  # worker id -> the process it runs now
         # (worker id, pid) -> the latest test that failed in that process
         self._last_failure: dict[tuple[str, int | None], str] = {}
-        # Tests whose worker showed it was healthy after its latest failure (harness.run.health).
+        # Tests whose worker showed it was healthy after its latest failure (harness.worker.health).
         self._trusted: set[str] = set()
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
@@ -165,22 +128,22 @@ class ResultCollector:
 
     def _dead_worker_result(self, info: TestInfo, report: pytest.TestReport) -> TestResult:
         worker = _worker_id(report)
-        output = _test_output(worker_log_path(self.options.workdir, worker), info.nodeid)
+        output = crash_reports.last_output(worker_log_path(self.options.workdir, worker), info.nodeid)
         exit_code = _exit_code(report)
-        innermost = _innermost_frame(output)
+        innermost = crash_reports.innermost_frame(output)
         where = f" in {innermost}" if innermost else ""
-        if _WATCHDOG_HEADER.search(output):
+        if crash_reports.stopped_by_watchdog(output):
             outcome = "TIMEOUT"
             limit = self.options.limit(info)
-            compiling = " while the backend was compiling" if in_compile(_current_thread(output)) else ""
+            compiling = " while the backend was compiling" if crash_reports.while_compiling(output) else ""
             reason = (f"still running {watchdog(limit):g} s after the test started, out of reach "
                       f"of the {limit:g} s time limit's SIGALRM{compiling}{where}; worker killed")
         else:
             outcome = "CRASH"
-            reason = f"worker {worker} died: {_death_cause(output, exit_code)}{where}"
+            reason = f"worker {worker} died: {crash_reports.death_cause(output, exit_code)}{where}"
         duration = time.monotonic() - self._started.get(info.nodeid, time.monotonic())
         return info.result(outcome, reason, duration_s=round(duration, 3),
-                           details=crash_details(output), worker=worker, where=innermost)
+                           details=crash_reports.crash_details(output), worker=worker, where=innermost)
 
 
 def _worker_id(report: pytest.TestReport) -> str:
@@ -198,101 +161,6 @@ def _exit_code(report: pytest.TestReport) -> int | None:
         return popen.wait(timeout=5)
     except Exception:
         return None
-
-
-def _death_cause(output: str, exit_code: int | None) -> str:
-    fatal = _FATAL_SIGNAL.search(output)
-    if fatal:
-        message = fatal.group(1).strip()
-        name = _SIGNAL_NAMES.get(message)
-        return f"{name} ({message})" if name else message
-    if exit_code is not None and exit_code < 0:
-        import signal
-
-        try:
-            return f"killed by {signal.Signals(-exit_code).name}"
-        except ValueError:
-            return f"killed by signal {-exit_code}"
-    if exit_code is not None:
-        return f"process exited with code {exit_code} in the middle of the test (os._exit or exit() from native code)"
-    return "process ended in the middle of the test (cause unknown)"
-
-
-def _test_output(log: Path, nodeid: str) -> str:
-    """What the worker wrote from the start of this test until it died."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    start = text.rfind(f"{START_MARK}{nodeid} =====\n")
-    return text[start:].split("\n", 2)[-1] if start >= 0 else text[-_TAIL_CHARS:]
-
-
-def _tidy_dump(output: str) -> str:
-    """A faulthandler dump without the test runner's frames, which only bury the test's."""
-    lines, skipped = [], 0
-    for line in output.splitlines():
-        if _ENGINE_FRAME.search(line):
-            skipped += 1
-            continue
-        if skipped:
-            lines.append(f"  ... ({skipped} test-runner frames)")
-            skipped = 0
-        lines.append(line)
-    if skipped:
-        lines.append(f"  ... ({skipped} test-runner frames)")
-    return "\n".join(lines).strip()
-
-
-_DUMP_START = re.compile(r"^(Fatal Python error: |Timeout \(\d+:\d\d:\d\d)", re.MULTILINE)
-_THREAD_HEADER = re.compile(r"^(Current thread|Thread) 0x[0-9a-fA-F]+ .*:$|^Stack \(most recent call first\):$")
-_EXTENSION_MODULES = re.compile(r"^Extension modules: .*?(\(total: (\d+)\))?$")
-
-
-def crash_details(output: str) -> str:
-    """A dead worker's last words, most useful first: the faulthandler header and the Python
-    stack of the thread that crashed (or hung), then the other threads, then what the test
-    printed before. faulthandler writes the list of loaded extension modules last, where a
-    tail would keep it and cut the stack; it is reduced to a count."""
-    start = _DUMP_START.search(output)
-    if start is None:
-        return _tidy_dump(output)[-_TAIL_CHARS:]
-    printed, dump = output[: start.start()], output[start.start():]
-    header, current, others, block, modules_line = [], [], [], None, ""
-    for line in dump.splitlines():
-        modules = _EXTENSION_MODULES.match(line)
-        if modules:
-            modules_line = f"Extension modules: {modules.group(2) or 'many'} loaded (list left out)"
-            block = None
-            continue
-        if _THREAD_HEADER.match(line):
-            block = current if not line.startswith("Thread ") else others
-            if block is others and others:
-                others.append("")
-        elif block is not None and not line.startswith("  "):
-            block = None
-        (block if block is not None else header).append(line)
-    parts = [_tidy_dump("\n".join(header + [""] + current)), _tidy_dump("\n".join(others)), modules_line]
-    text = "\n\n".join(part for part in parts if part)
-    room = _TAIL_CHARS - len(text)
-    if printed.strip() and room > 200:
-        text += "\n\n--- output of the test before it ended ---\n" + _tidy_dump(printed)[-(room - 50):]
-    return text[: 2 * _TAIL_CHARS]
-
-
-def _current_thread(output: str) -> str:
-    current = output.find("Current thread")
-    return output[current:] if current >= 0 else output
-
-
-def _innermost_frame(output: str) -> str:
-    """Where the thread that crashed or hung was: its newest frame outside the standard
-    library (a backend's code, or torch's)."""
-    section = _current_thread(output)
-    frames = [match for match in map(_FRAME.match, section.splitlines())
-              if match and not _ENGINE_FRAME.search(match.group(0))]
-    chosen = next((frame for frame in frames if not in_stdlib(frame["file"])), frames[0] if frames else None)
-    return f"{chosen['function']} ({short_path(chosen['file'])}:{chosen['line']})" if chosen else ""
 
 
 def dispatch_order(tests: list, jobs: int) -> list:
@@ -320,7 +188,7 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
     selection.write_text(json.dumps({test.id: test.timeout for test in dispatch_order(tests, jobs)}))
     files = sorted({str(options.root / test.nodeid.split("::", 1)[0]) for test in tests})
     args = [
-        "-p", "harness.run.pytest_plugin",
+        "-p", "harness.worker.pytest_plugin",
         "-p", "no:cacheprovider",  # no .pytest_cache in the user's tree
         "-p", "no:faulthandler",  # the plugin arms faulthandler on the worker log instead
         "-c", str(PYTEST_INI), "--rootdir", str(options.root),
@@ -359,15 +227,3 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
             collector._finish(test.result("ERROR", "did not run: the worker never reported it"))
     return collector.results
 
-
-def backend_of(testcase_class: type) -> tuple[str, str]:
-    backend = getattr(testcase_class, "backend", None)
-    if backend is None:
-        return BACKEND_INDEPENDENT, ""
-    return backend.name, backend.spec
-
-
-def pytest_nodeid(root: Path, testcase_class: type, method: str) -> str:
-    module = sys.modules[testcase_class.__module__]
-    path = Path(module.__file__).resolve().relative_to(root.resolve())
-    return f"{path.as_posix()}::{testcase_class.__name__}::{method}"

@@ -4,7 +4,7 @@ A failing test can leave its worker process broken -- a backend's runtime that s
 working after one bad input, a lock still held after a timeout, state a crashed compile
 left half-built -- and every later test in that process then fails for a reason that is not
 its own. So a result is only taken as the test's own when nothing failed before it in its
-process, or when the process showed it still works after that failure (harness.run.health:
+process, or when the process showed it still works after that failure (harness.worker.health:
 a canary through the test's backend behaves as it did before anything failed). Every other
 unexpected result that followed a failure in the same process, and whose problem
 (harness.report.problems) shows nowhere else, is a *follower*: it is rerun in fresh
@@ -31,10 +31,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
-from harness.run import engine
-from harness.run.pytest_plugin import DEFERRED
 from harness.report.problems import key as problem_key, signature
 from harness.report.results import COLLATERAL, EXPECTED_OUTCOMES, TestResult
+from harness.run import engine
+from harness.run.collection import TestInfo
+from harness.worker.protocol import DEFERRED
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class RerunLimits:
     seconds: float = 600.0  # no rerun pass starts later than this after the first one
 
 
-def run(tests: list[engine.TestInfo], options: engine.EngineOptions,
+def run(tests: list[TestInfo], options: engine.EngineOptions,
         progress: Callable[[int], Callable[[TestResult], None]], limits: RerunLimits,
         out: TextIO) -> dict[str, TestResult]:
     """Run ``tests`` (longest first), then rerun the followers of failures; ``progress(n)``

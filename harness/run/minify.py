@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import torch
 
-from harness import settings
+from harness import compat, settings
 from harness.measure import repro
 from harness.report.problems import Problem
 from harness.report.repros import render
@@ -68,7 +68,7 @@ def disagreement(gm: torch.fx.GraphModule, inputs: list[Any], backend: Any) -> s
         expected = _as_list(program(*eager_inputs))
     except Exception:
         return ""  # not a program eager runs: not a candidate
-    torch._dynamo.reset()
+    compat.reset_dynamo()
     try:
         torch.manual_seed(0)
         actual = _as_list(torch.compile(program, backend=backend, fullgraph=True, **_compile_options())(*compiled_inputs))
@@ -126,7 +126,7 @@ def _ops(gm: torch.fx.GraphModule) -> int:
 
 def shrink(gm: torch.fx.GraphModule, inputs: list[Any], fails: Callable[[torch.fx.GraphModule, list[Any]], bool]):
     """PyTorch's FX minifier, quiet; (smallest failing graph, its inputs)."""
-    from torch._functorch.fx_minifier import minifier
+    minifier = compat.fx_minifier()
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return minifier(gm, inputs, lambda graph, values: fails(graph, list(values)),

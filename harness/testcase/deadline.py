@@ -1,6 +1,6 @@
 """When the running test must end: the runner's per-test time limit, as seen from inside.
 
-The runner's pytest plugin (``harness.run.pytest_plugin``) calls ``set_deadline`` with the
+The runner's plugin in each worker (``harness.worker.worker_log``) calls ``set_deadline`` with the
 wall-clock time at which it will stop the current test, and ``clear`` after it. A test that can spend spare time usefully
 (shrinking a generated program that disagrees) asks ``seconds_left`` and stops in time to
 report what it has instead of being cut off as a TIMEOUT. Under plain unittest there is no

@@ -34,7 +34,7 @@ class IsolationSamples(unittest.TestCase):
         self.check_process()
 
 
-# The same story through a backend, where the runner's canary (harness.run.health) can tell
+# The same story through a backend, where the runner's canary (harness.worker.health) can tell
 # a worker that still works after a failure from one that does not.
 _RUNTIME_BROKEN = []
 

@@ -9,21 +9,26 @@ import unittest
 from pathlib import Path
 
 from harness.report.results import BACKEND_INDEPENDENT, TestResult
-from harness.run import engine, health, isolation
+from harness.run import engine, isolation
+from harness.run.collection import TestInfo
+from harness.worker import health
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = "test/harness/isolation_samples.py"
 NAMES = ["test_0_breaks_the_process", "test_1_a_passes_alone", "test_1_b_passes_alone", "test_1_c_fails_anyway",
          "test_1_d_passes_alone"]
 
+# Its own seconds (test/harness/budgets.py): 38 s measured 2026-11-29.
+TIME_BUDGET_S = 85
 
-def _sample(name: str, family: str = "IsolationSamples") -> engine.TestInfo:
+
+def _sample(name: str, family: str = "IsolationSamples") -> TestInfo:
     backend = ("breakable", "test.harness.isolation_samples:breakable") if family == "HealthSamples" \
         else (BACKEND_INDEPENDENT, "")
-    return engine.TestInfo(id=f"test.harness.isolation_samples.{family}.{name}",
-                           nodeid=f"{SAMPLES}::{family}::{name}",
-                           scenario=f"isolation_samples.{family}.{name}",
-                           backend=backend[0], backend_spec=backend[1])
+    return TestInfo(id=f"test.harness.isolation_samples.{family}.{name}",
+                    nodeid=f"{SAMPLES}::{family}::{name}",
+                    scenario=f"isolation_samples.{family}.{name}",
+                    backend=backend[0], backend_spec=backend[1])
 
 
 def _run(limits: isolation.RerunLimits, names: list[str] = NAMES,
@@ -101,7 +106,7 @@ class HealthCheckTests(unittest.TestCase):
 
 
 class HealthTests(unittest.TestCase):
-    """harness.run.health's bookkeeping, with a canary whose behaviour the test sets."""
+    """harness.worker.health's bookkeeping, with a canary whose behaviour the test sets."""
 
     def setUp(self):
         self.behaviour = {"a": health.Behaviour(error="ValueError: wrong"), "b": health.Behaviour(error="")}

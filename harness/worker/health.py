@@ -19,13 +19,24 @@ the canary.
 
 The canary leaves the state the tests see as it found it: Dynamo reset, global state
 restored, random streams untouched.
+
+``HealthCheck`` is the worker's pytest side of it: the baselines before the first test, the
+canary before each test after a failure, and on each report whether the worker showed it.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
+
+from harness.axes import device as run_device  # the module; ``device`` below is a device's name
+from harness.report.results import FAILED_OUTCOMES
+from harness.worker.protocol import DEFERRED, PROPERTY
 
 # A failure's message can carry what differs between two runs of the same failure.
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -121,3 +132,54 @@ class Health:
         """``test`` failed (or failed as expected): every backend must show its health again."""
         self.failure = test
         self.healthy_since_failure.clear()
+
+
+_TRUSTED = pytest.StashKey[bool]()
+
+
+class HealthCheck:
+    """After a failure, a test's result is its own only once the worker has shown it still
+    works for that test's backend (``Health``): each report says whether it did.
+    In a rerun, a test it cannot be shown for is handed back unrun (DEFERRED), for a fresh
+    worker to run."""
+
+    def __init__(self, defer: bool, watchdog: float) -> None:
+        self.health = Health()
+        self.defer = defer
+        self.watchdog = watchdog
+
+    @pytest.hookimpl(trylast=True)  # after the selection
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        backends = {backend.spec: backend for item in items
+                    if (backend := getattr(getattr(item, "cls", None), "backend", None)) is not None}
+        self.health.backends = list(backends.values())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        # Before the first test, outside every test's time limit; a canary stuck for good
+        # ends the worker as a stuck test would, its stack in the worker log.
+        if self.watchdog > 0:
+            faulthandler.dump_traceback_later(self.watchdog, exit=True, file=sys.__stderr__)
+        try:
+            self.health.take_baselines(run_device.selected_name())
+        finally:
+            if self.watchdog > 0:
+                faulthandler.cancel_dump_traceback_later()
+        yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        trusted = self.health.trusted(getattr(getattr(item, "cls", None), "backend", None), run_device.selected_name())
+        item.stash[_TRUSTED] = trusted
+        if self.defer and not trusted:
+            pytest.skip(f"{DEFERRED}: {self.health.failure} failed earlier in this worker")
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the classification
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        data = dict(outcome.get_result().user_properties).get(PROPERTY)
+        if data:
+            data["trusted"] = item.stash.get(_TRUSTED, False)
+            if data["outcome"] in FAILED_OUTCOMES:
+                self.health.failed(item.nodeid)

@@ -1,0 +1,123 @@
+"""The end of a run: its record (results.json's ``run``), the reports, the console's
+summary, the comparison with --baseline, --accept, and the exit code; --merge, which runs
+nothing and ends the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from harness import settings
+from harness.axes import registry
+from harness.measure import share_limit
+from harness.run import configure
+from harness.run.configure import Plan
+from harness.run.options import UsageError
+from harness.testcase import perf, tiers
+
+if TYPE_CHECKING:
+    from harness.report.results import RunResults
+
+
+def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s: float) -> RunResults:
+    """The run's results: what ran, with what, and each test's result."""
+    from harness.report.results import RunResults
+
+    args, run_settings = plan.args, plan.settings
+    return RunResults(
+        run={
+            "started": started.isoformat(timespec="seconds"),
+            "duration_s": round(duration_s, 3),
+            "torch": collected.torch_version,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "host": socket.gethostname(),
+            "backends": collected.backends,
+            "patterns": args.patterns,
+            "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
+            "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
+            **{axis.record_key: registry.selected(axis)[0] if axis.per_run else list(registry.selected(axis))
+               for axis in registry.other_than_backend()},
+            "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
+            "tier": tiers.current(),
+            # What a perf figure depends on beside the code (harness.testcase.perf).
+            **({"perf": {"budget_s": perf.budget_s(), "threads": perf.threads(), "cpu": _cpu_name()}}
+               if tiers.current() == tiers.PERF else {}),
+            "shard": plan.shard_text,
+            "jobs": plan.jobs,
+            "timeout_s": args.timeout,  # null: each test's own limit (tests[].time_limit_s)
+            "rerun_limit": args.rerun_limit,
+            "rerun_time_s": args.rerun_time,
+            "expectations": str(plan.expectations_file) if plan.expectations_file else None,  # the project's own
+            "expectation_files": [str(path) for path in plan.expectation_files],  # first match wins
+            "command": args.command,  # how reruns and repros start the suite
+            "argv": args.argv,
+            "cwd": os.getcwd(),
+            # What a repro needs to run a scenario as this run did.
+            "environment": run_settings.environment(settings.REPRO),
+            "complete": True,
+        },
+        tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],
+    )
+
+
+def _cpu_name() -> str:
+    """The processor's model name (Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+
+
+def merge(plan: Plan, out: TextIO) -> int:
+    """--merge: shard results combined into one set of reports."""
+    from harness.report.results import ResultsError, merge as merge_results
+
+    parts = [(source, configure.load_results(source)) for source in plan.args.merge]
+    try:
+        merged = merge_results(parts)
+    except ResultsError as error:
+        raise UsageError(str(error))
+    print(f"merged {len(parts)} result files: {len(merged.tests)} tests", file=out)
+    expectations_file = Path(merged.run["expectations"]) if merged.run.get("expectations") else None
+    return finish(dataclasses.replace(plan, expectations_file=expectations_file), merged, out)
+
+
+def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) -> int:
+    """Writes the reports and says what was unexpected; the exit code."""
+    from harness.report import console, problems, repros, writer
+
+    args, report_dir = plan.args, plan.report_dir
+    problems.assign(results.tests)
+    difference = None
+    if plan.baseline is not None:
+        from harness.report.baseline import compare
+
+        difference = compare(plan.baseline, results)
+    repro_files = repros.write(results, problems.group(results.tests), report_dir, capture_dir)
+    written = writer.write_all(results, report_dir, difference, args.baseline, repro_files)
+    print("", file=out)
+    print(console.summary(results, results.run.get("expectations"), repro_files), file=out)
+    code = 1 if results.unexpected and args.fail_on == "unexpected" else 0
+    if difference is not None:
+        print("", file=out)
+        print(difference.render(args.baseline), file=out)
+        if difference.new_failures or (args.fail_on == "metrics" and difference.metric_regressions):
+            code = 1
+    if args.accept and plan.expectations_file is not None:
+        from harness.run.accept import accept
+
+        changes = accept(plan.expectations_file, results)
+        print("", file=out)
+        print(changes.render(), file=out)
+    print("reports: " + ", ".join(str(path) for path in written), file=out)
+    return code

@@ -1,0 +1,212 @@
+"""The command line: its options and help, the one-line usage error, the project file's
+option defaults, and the checks of the options that need no settings (-j, --report-dir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import NoReturn
+
+from harness.axes import registry
+from harness.project import config, layout
+from harness.testcase import tiers
+
+DEFAULT_REPORT_DIR = "reports"
+FAIL_ON = ("unexpected", "regressions", "metrics")
+
+DESCRIPTION = """\
+Run dynamo-aot-suite's scenarios against torch.compile backends.
+
+Every scenario runs once per backend (default: eager, aot_eager and inductor), in worker
+processes, so a backend that crashes or hangs costs one result, not the run. Results go
+to the console and to --report-dir: junit.xml, results.json and report.html.
+
+examples:
+  python run_tests.py                                  # everything, all cores
+  python run_tests.py --backend my_pkg.compiler:my_backend -k LSTM
+  python run_tests.py --backend aot_eager,path/to/mine.py:backend -j 2
+  python run_tests.py --baseline reports-yesterday/results.json
+  python run_tests.py --tier nightly --op-sweep full     # what the nightly CI job runs
+  python run_tests.py --shard 2/3 --report-dir reports/shard2   # one machine of three
+  python run_tests.py --merge reports/shard1 reports/shard2 reports/shard3
+
+exit codes: 0 all as expected; 1 unexpected results or new failures against
+--baseline; 2 usage or configuration error (one line says what to fix)."""
+
+
+class UsageError(Exception):
+    """Bad input; the message is the one line the user sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.command} --help)")
+
+
+def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser:
+    description = DESCRIPTION.replace(f"{layout.CLONE_COMMAND} ", f"{command} ")
+    parser = _Parser(prog=command.split()[-1], description=description,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.command = command
+    # Not options: what the run was started with (main sets the project's configuration).
+    parser.set_defaults(command=command, project=config.ProjectConfig())
+    choose = parser.add_argument_group("what to run")
+    _add_axis_option(choose, registry.BACKEND)
+    choose.add_argument("-k", dest="patterns", metavar="PATTERN", action="append", default=[],
+                        help="run only matching tests (repeatable): a full test id selects exactly that "
+                             "test, a glob (* ? [) must match the whole id, anything else is a substring; "
+                             "ids look like test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm")
+    choose.add_argument("--shard", metavar="I/N",
+                        help="run the I-th of N disjoint parts of equal expected time (I from 1)")
+    choose.add_argument("--op-sweep", choices=("quick", "full", "none"),
+                        help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
+                             "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
+                             "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
+    choose.add_argument("--generated", metavar="N",
+                        help="how many generated programs (test_generated_programs: seeded view, mutation "
+                             "and aliasing programs, eager against the backend) to run: seeds 0 to N-1 "
+                             "(default: $DYNAMO_SUITE_GENERATED, else 16 in the default tier and 1000 in "
+                             "the nightly tier)")
+    choose.add_argument("--tier", choices=tiers.TIERS,
+                        help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
+                             "scenarios (tens of seconds to minutes each), which the default tier reports "
+                             "as SKIP; 'smoke' selects a few tests that touch every contract clause "
+                             "(harness/testcase/smoke.py), under a tenth of the default tier; 'perf' runs "
+                             "only the performance tests: speed-up and peak memory against eager, one worker "
+                             "(test/dynamo/test_perf.py, docs/perf.md) (default: $DYNAMO_SUITE_TIER, else default)")
+    for axis in registry.other_than_backend():
+        _add_axis_option(choose, axis)
+    choose.add_argument("--max-eager-share", metavar="F",
+                        help="fail a test when one of its compiled calls ran more than this share of its graph's "
+                             "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
+                             "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
+                             "[[eager_share]] entries in the expectations file set it per backend or test)")
+    choose.add_argument("--perf-budget", metavar="S",
+                        help="perf tier: seconds of timed rounds per test; fewer when the estimate is tight "
+                             "sooner (default: $DYNAMO_SUITE_PERF_BUDGET, else 4)")
+    choose.add_argument("--perf-threads", metavar="N",
+                        help="perf tier: torch's threads while a test measures (default: "
+                             "$DYNAMO_SUITE_PERF_THREADS, else 1)")
+    choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
+    choose.add_argument("--expectations", metavar="FILE",
+                        help="your project's expected failures and skips, read over the bundled ones (which "
+                             "always apply; an entry of yours wins where both match); --accept writes here "
+                             "(default: $DYNAMO_SUITE_EXPECTATIONS, else none; in a clone --accept writes to "
+                             "harness/expectations.toml)")
+    how = parser.add_argument_group("how to run")
+    how.add_argument("-j", "--jobs", default="auto", metavar="N",
+                     help="worker processes: a number, or 'auto' for one per core, and one in the perf tier, "
+                          "whose figures want a quiet machine (default: auto)")
+    how.add_argument("--timeout", type=float, metavar="S",
+                     help="seconds before any test is stopped as TIMEOUT; 0 for none (default: each test's own "
+                          "limit, 30 s + 2x its recorded duration, see --durations; 300 s for tests never recorded)")
+    how.add_argument("--rerun-limit", type=int, default=400, metavar="N",
+                     help="rerun at most N tests that failed after an earlier failure in their worker, "
+                          "in fresh workers, to tell their own failures from collateral damage; 0: no "
+                          "reruns (default: 400, more than a default run has tests per backend)")
+    how.add_argument("--rerun-time", type=float, default=600.0, metavar="S",
+                     help="start no rerun pass later than S seconds after the first (default: 600)")
+    how.add_argument("--durations", metavar="FILE",
+                     help="earlier results.json (or {id: seconds} map) to order and shard by "
+                          "(default: test/durations.json)")
+    how.add_argument("-v", "--verbose", action="store_true", help="one line per finished test, also on a terminal")
+    out = parser.add_argument_group("reports")
+    out.add_argument("--report-dir", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                     help=f"where junit.xml, results.json and report.html go (default: ./{DEFAULT_REPORT_DIR})")
+    out.add_argument("--baseline", metavar="FILE",
+                     help="an earlier results.json: report newly failing, newly passing and changed "
+                          "tests; new failures exit 1")
+    out.add_argument("--fail-on", choices=FAIL_ON, default="unexpected",
+                     help="what exits 1: any unexpected result (default); only tests newly failing against "
+                          "--baseline (for a nightly on a torch the expectations do not cover); or those and "
+                          "metric regressions against --baseline too (more frames, graph breaks, recompiles, "
+                          "graphs or compile time in a test that passed in both; in the perf tier a lower "
+                          "speed-up or a higher peak memory)")
+    out.add_argument("--accept", action="store_true",
+                     help="rewrite the expectations file from this run: add unexpected failures, "
+                          "drop entries whose tests now pass")
+    out.add_argument("--minify", metavar="TEST_ID",
+                     help="run nothing else: shrink TEST_ID's value or gradient mismatch to the smallest graph "
+                          "that still disagrees with eager (PyTorch's FX minifier) and write it as a repro to "
+                          "--report-dir/repros; give the backend with --backend")
+    out.add_argument("--merge", nargs="+", metavar="RESULTS",
+                     help="run nothing: combine shard results (results.json files or report dirs) "
+                          "into --report-dir")
+    return parser
+
+
+def _add_axis_option(group: argparse._ArgumentGroup, axis) -> None:
+    metavar = axis.name.upper() if axis.per_run else f"{axis.name[0].upper()}1,{axis.name[0].upper()}2"
+    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar,
+                       help=f"{axis.help} (default: ${axis.env}, else {axis.default})")
+
+
+# ------------------------------------------------------------------------------------------
+# Checks of the arguments.
+
+
+def parse_jobs(text: str) -> int:
+    if text == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"bad -j '{text}': give a number of workers >= 1, or 'auto'")
+    return int(text)
+
+
+def prepare_report_dir(path: str) -> Path:
+    report_dir = Path(path)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=report_dir):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write reports to '{path}' ({error.strerror}); choose another --report-dir")
+    return report_dir
+
+
+# ------------------------------------------------------------------------------------------
+# The project's file, whose options are the defaults of the command line's.
+
+
+def parse(argv: list[str] | None, command: str) -> argparse.Namespace:
+    """The options: the command line's over the project file's, checked by argparse."""
+    project = load_project()
+    parser = build_parser(command)
+    parser.set_defaults(**option_defaults(project), project=project)
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    return args
+
+
+def load_project() -> config.ProjectConfig:
+    try:
+        return config.load()
+    except config.ConfigError as error:
+        raise UsageError(str(error))
+
+
+def option_defaults(project: config.ProjectConfig) -> dict:
+    """The options the project's file gives, checked as the command line's would be."""
+    defaults = dict(project.options)
+    if "timeout" in defaults:
+        try:
+            defaults["timeout"] = float(defaults["timeout"])
+        except ValueError:
+            raise UsageError(f"{project.where('timeout')}: '{defaults['timeout']}' is not a number of seconds")
+    if defaults.get("fail_on", FAIL_ON[0]) not in FAIL_ON:
+        raise UsageError(f"{project.where('fail_on')}: '{defaults['fail_on']}' is not one of {', '.join(FAIL_ON)}")
+    return defaults
+
+
+def from_project(args: argparse.Namespace, option: str, check):
+    """``check(args.<option>)``, its error prefixed with the project file's line when the
+    value came from there."""
+    try:
+        return check(getattr(args, option))
+    except UsageError as error:
+        where = args.project.where(option) if getattr(args, option) == args.project.options.get(option) else None
+        raise UsageError(f"{where}: {error}" if where else str(error))
