@@ -1,31 +1,116 @@
-"""Running ``run_tests.py`` as a user would, for the runner's tests."""
+"""Running ``run_tests.py`` as a user would, for the runner's tests.
+
+``run_cli`` calls the command's ``main`` in this process, as pytest's own suite runs pytest
+(``pytester.runpytest_inprocess``): the command still collects in a child process and runs
+its tests in worker processes, so crashes and hangs stay contained, but no interpreter is
+started for the command itself, and collections with the same settings, in the same
+directory and environment, are made once per self-test process (``collections``). ``spawn_cli`` starts
+``run_tests.py`` as a process, for the tests where that boundary is what is checked (another
+interpreter, signals).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+from unittest import mock
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# What a user's shell may hold that would change a self-test's run; each test names its own.
+_CLEARED = ("DYNAMO_SUITE_BACKENDS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_VARIANTS", "DYNAMO_SUITE_DEVICE",
+            "DYNAMO_SUITE_SCENARIOS", "DYNAMO_SUITE_MODELS")
+
+
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    environment = {**os.environ, "CI": "true", **(env or {})}
+    for name in _CLEARED:
+        if name not in (env or {}):
+            environment.pop(name, None)
+    return environment
+
+
+def spawn_cli(*args: str, python: list[str] | None = None, env: dict[str, str] | None = None,
+              timeout: float = 1500, cwd: str | Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    """``run_tests.py`` in a process of its own."""
+    # The self-test's largest run (every fault against its scenarios) takes 7-9 minutes on 2
+    # cores, and the machine's speed varies by a fifth between runs: 600 s was too tight.
+    command = [*(python or [sys.executable]), str(REPO_ROOT / "run_tests.py"), *args]
+    return subprocess.run(command, cwd=cwd, env=_environment(env), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
 
 
 def run_cli(*args: str, python: list[str] | None = None, env: dict[str, str] | None = None,
             timeout: float = 1500, cwd: str | Path = REPO_ROOT) -> subprocess.CompletedProcess:
-    # The self-test's largest run (every fault against its scenarios) takes 7-9 minutes on 2
-    # cores, and the machine's speed varies by a fifth between runs: 600 s was too tight.
-    environment = {**os.environ, "CI": "true", **(env or {})}
-    environment.pop("DYNAMO_SUITE_BACKENDS", None)
-    environment.pop("DYNAMO_SUITE_EXPECTATIONS", None)
-    environment.pop("DYNAMO_SUITE_VARIANTS", None)
-    environment.pop("DYNAMO_SUITE_DEVICE", None)
-    environment.pop("DYNAMO_SUITE_SCENARIOS", None)
-    environment.pop("DYNAMO_SUITE_MODELS", None)
-    command = [*(python or [sys.executable]), str(REPO_ROOT / "run_tests.py"), *args]
-    return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=timeout)
+    """``run_tests.py ARGS`` run in this process, with its output, exit code, environment and
+    working directory as a process of its own would have them; another interpreter
+    (``python``) needs a process."""
+    if python is not None:
+        return spawn_cli(*args, python=python, env=env, timeout=timeout, cwd=cwd)
+    from harness.run import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with _as_a_process(_environment(env), cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args), out=out)
+        except SystemExit as stop:  # --help
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException:  # what a process would print before dying with exit code 1
+            traceback.print_exc(file=err)
+            code = 1
+    return subprocess.CompletedProcess(["run_tests.py", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _as_a_process(environment: dict[str, str], cwd: str | Path) -> Iterator[None]:
+    """The environment and working directory given, and the signal handler ``main`` sets,
+    for the call only; the process-wide state it changes is put back."""
+    saved_environment, saved_cwd = dict(os.environ), os.getcwd()
+    saved_handler = signal.getsignal(signal.SIGTERM)
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(cwd)
+    try:
+        with collections():
+            yield
+    finally:
+        signal.signal(signal.SIGTERM, saved_handler)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_environment)
+
+
+# (settings, working directory, environment) -> what collection found. A collection starts
+# torch and imports every scenario module: 5 to 10 s, paid once per combination.
+_COLLECTED: dict[tuple, Any] = {}
+
+
+@contextlib.contextmanager
+def collections() -> Iterator[None]:
+    """Collect once per combination of settings, directory and environment in this process;
+    a collection that fails (a usage error) is not kept."""
+    from harness.run import collection
+
+    original = collection.collect
+
+    def remembered(run_settings=None):
+        from harness import settings
+
+        run_settings = settings.current() if run_settings is None else run_settings
+        key = (json.dumps(dict(run_settings.values), sort_keys=True), os.getcwd(), tuple(sorted(os.environ.items())))
+        if key not in _COLLECTED:
+            _COLLECTED[key] = original(run_settings)
+        return _COLLECTED[key]
+
+    with mock.patch.object(collection, "collect", remembered):
+        yield
 
 
 def read_results(report_dir: str | Path) -> dict[str, Any]:

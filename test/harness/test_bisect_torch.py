@@ -17,6 +17,9 @@ sys.path.insert(0, str(SCRIPT.parent))
 
 import bisect_torch  # noqa: E402
 
+# Its own seconds (test/harness/budgets.py): 7 s measured 2026-11-29.
+TIME_BUDGET_S = 20
+
 JUDGE = 'python -c "import sys, torch; sys.exit(torch.BROKEN)"'
 
 

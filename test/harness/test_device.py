@@ -4,21 +4,23 @@ around every test, and CPU-only scenarios skipped elsewhere with their reason.""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 import subprocess
 import sys
-import tempfile
 import unittest
 from unittest import mock
 
 import torch
 from packaging.version import Version
 
-from harness.axes import device
+from harness.axes import device, registry
 from harness.testcase import expectations
 from harness.report.console import repro_command
 from harness.report.results import TestResult
-from test.harness.cli import outcomes, run_cli
+from test.harness import shared_runs
+from test.harness.cli import run_cli
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 7 s measured 2026-11-29.
+TIME_BUDGET_S = 20
 
 class SelectionTests(unittest.TestCase):
     def tearDown(self):
@@ -58,7 +60,7 @@ class SelectionTests(unittest.TestCase):
 _CPU_ONLY_PROBE = """
 import sys, unittest, torch
 from harness import BackendTestCase, for_each_backend
-from harness.axes import device
+from harness.axes import device, registry
 from harness.axes import device as device_module
 
 device_module._checked = lambda name: torch.device("cpu")  # pretend the device exists
@@ -86,6 +88,13 @@ class ExpectationTests(unittest.TestCase):
         self.assertTrue(entry.applies_to("test_mod.Family.test_one", Version("2.13.0"), {"backend": "eager", "device": "cuda:1"}))
         self.assertFalse(entry.applies_to("test_mod.Family.test_one", Version("2.13.0"), {"backend": "eager", "device": "cpu"}))
 
+# Families of both scenario modules that make tensors of their own, and generated programs.
+IN_THE_DEVICE_CONTEXT = shared_runs.AXES.part(["aot_eager"], [
+    registry.test_id(scenario, backend="aot_eager") for scenario in (
+        "test_aot_autograd.InputMutationTests.*", "test_aot_autograd.ArgDupeRecompileTests.*",
+        "test_backend_contract.GradientContractTests.*", "test_generated_programs.GeneratedProgramTests.test_seed_000[0-2]")])
+
+
 class RunnerTests(unittest.TestCase):
     def test_a_bad_device_stops_the_run_in_one_line(self):
         done = run_cli("--device", "gpu", "--list", timeout=300)
@@ -96,15 +105,12 @@ class RunnerTests(unittest.TestCase):
     def test_scenarios_run_inside_the_device_context_and_leave_no_state(self):
         # An explicit cpu enters the same per-test device context as cuda would: a scenario
         # that left it on (or created tensors off the default device) would fail here.
-        with tempfile.TemporaryDirectory() as report_dir:
-            done = run_cli("--device", "cpu", "--backend", "aot_eager", "--op-sweep", "none",
-                           "-k", "InputMutationTests", "-k", "ArgDupeRecompileTests", "-k", "GradientContractTests",
-                           "-k", "LSTMTests", "-k", "GeneratedProgramTests_aot_eager.test_seed_000",
-                           "--report-dir", report_dir, timeout=900)
-            self.assertEqual(done.returncode, 0, done.stdout[-3000:])
-            found = outcomes(report_dir)
-            self.assertGreater(sum(outcome == "PASS" for outcome in found.values()), 20, found)
-            self.assertIn("device cpu", (Path(report_dir) / "summary.md").read_text())
+        found = {test["id"]: test["outcome"] for test in IN_THE_DEVICE_CONTEXT.tests()}
+        self.assertEqual(IN_THE_DEVICE_CONTEXT.run_record["device"], "cpu")
+        self.assertEqual({outcome for outcome in found.values() if outcome not in ("PASS", "SKIP")}, set(),
+                         IN_THE_DEVICE_CONTEXT.describe())
+        self.assertGreater(sum(outcome == "PASS" for outcome in found.values()), 20, found)
+        self.assertIn("device cpu", (IN_THE_DEVICE_CONTEXT.report_dir / "summary.md").read_text())
 
     def test_the_rerun_command_names_the_device(self):
         test = TestResult(id="test.dynamo.test_x.F_eager.test_y", outcome="FAIL", backend="eager",

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 import unittest
-from pathlib import Path
 from unittest import mock
 
 from harness.axes import dtypes, registry
@@ -14,7 +11,11 @@ from harness.axes.axis import AxisError
 from harness.report.results import column_name
 
 DTYPES_ENV = registry.DTYPE.env
+from test.harness import shared_runs
 from test.harness.cli import run_cli
+
+# Its own seconds (test/harness/budgets.py): 4 s measured 2026-11-29.
+TIME_BUDGET_S = 15
 
 
 class SelectionTests(unittest.TestCase):
@@ -41,6 +42,12 @@ class SelectionTests(unittest.TestCase):
         self.assertEqual(column_name("-", variant="dynamic", dtype="float16"), "-")
 
 
+HALF_RUN = shared_runs.AXES.part(["aot_eager"], [
+    registry.test_id(scenario, backend="aot_eager", dtype=dtype) for dtype in ("float32", "float16")
+    for scenario in ("test_backend_contract.OutputContractTests.test_layouts_0_contiguous",
+                     "test_backend_contract.GlobalStateContractTests.test_default_dtype_read_and_kept")])
+
+
 class RunnerTests(unittest.TestCase):
     def test_an_unknown_dtype_is_a_usage_error(self):
         done = run_cli("--dtypes", "half", "--list", timeout=300)
@@ -53,15 +60,13 @@ class RunnerTests(unittest.TestCase):
         self.assertIn("test.dynamo.test_aot_autograd.InputMutationTests_eager.test_slice_assignment_into_input", listed)
         self.assertFalse([test for test in listed if "InputMutationTests_eager_bfloat16" in test],
                          "a family that is not numeric has no half copy")
-        with tempfile.TemporaryDirectory() as directory:
-            done = run_cli("--backend", "aot_eager", "--dtypes", "float32,float16", "-k", "test_layouts_0_contiguous",
-                           "-k", "test_default_dtype_read_and_kept", "--report-dir", directory, timeout=600)
-            self.assertEqual(done.returncode, 0, done.stdout[-2000:])
-            results = json.loads((Path(directory) / "results.json").read_text())
-            self.assertEqual(sorted(test["dtype"] for test in results["tests"]), ["float16", "float16", "float32", "float32"])
-            self.assertEqual(results["run"]["dtypes"], ["float32", "float16"])
-            self.assertIn("| aot\\_eager/float16 |", (Path(directory) / "summary.md").read_text())  # markdown-escaped
-            self.assertIn('name="dtype" value="float16"', (Path(directory) / "junit.xml").read_text())
+        tests = HALF_RUN.tests()
+        self.assertEqual(sorted(test["dtype"] for test in tests), ["float16", "float16", "float32", "float32"],
+                         HALF_RUN.describe())
+        self.assertEqual({test["outcome"] for test in tests}, {"PASS"})
+        self.assertEqual(HALF_RUN.run_record["dtypes"], ["float32", "float16"])
+        self.assertIn("| aot\\_eager/float16 |", (HALF_RUN.report_dir / "summary.md").read_text())  # markdown-escaped
+        self.assertIn('name="dtype" value="float16"', (HALF_RUN.report_dir / "junit.xml").read_text())
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ from harness.checks.opcheck import NoGraphCaptured, OpCheckFailure, op_check, ra
 from test.harness.faulty_backends import (
     keeps_its_own_generator, memoizes_on_shapes, replays_random_draws, wrong_gradients, wrong_values)
 
+# Its own seconds (test/harness/budgets.py): 6 s measured 2026-11-29.
+TIME_BUDGET_S = 20
+
 
 class OpCheckTests(unittest.TestCase):
     def setUp(self):

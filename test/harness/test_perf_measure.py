@@ -17,8 +17,10 @@ import torch
 from harness import settings
 from harness.measure import peak_memory, speed
 from harness.testcase import perf
-from test.harness.cli import read_results, run_cli
-from test.harness.test_runner import TempDirTestCase
+from test.harness import shared_runs
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 4 s measured 2026-11-29.
+TIME_BUDGET_S = 15
 
 
 def _busy(seconds: float):
@@ -125,15 +127,17 @@ class SettingTests(unittest.TestCase):
                     (perf.budget_s if name == settings.PERF_BUDGET else perf.threads)()
 
 
-class PerfRunTests(TempDirTestCase):
+MEASURED = shared_runs.PERF.part(["eager"], ["test.dynamo.test_perf.PerfTests_eager.test_graph_pointwise_chain"])
+NOT_TIMED = shared_runs.PERF.part(["test.harness.faulty_backends:wrong_values"],
+                                  ["test.dynamo.test_perf.PerfTests_wrong_values.test_graph_pointwise_chain"])
+
+
+class PerfRunTests(unittest.TestCase):
     def test_a_perf_test_records_its_figures_and_its_compile_s_metrics(self):
-        completed = run_cli("--tier", "perf", "--backend", "eager", "-k", "PerfTests_eager.test_graph_pointwise_chain",
-                            "--perf-budget", "0.2", "--perf-threads", "2", "--report-dir", str(self.tmp))
-        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
-        results = read_results(self.tmp)
-        self.assertIn("1 worker(s)", completed.stdout)
-        self.assertEqual(results["run"]["perf"]["threads"], 2)
-        (test,) = results["tests"]
+        (test,) = MEASURED.tests()
+        self.assertEqual(test["outcome"], "PASS", MEASURED.describe())
+        self.assertIn("1 worker(s)", MEASURED.completed.stdout)
+        self.assertEqual(MEASURED.run_record["perf"]["threads"], 2)
         figures = test["perf"]
         self.assertEqual(figures["threads"], 2)
         self.assertEqual(figures["device"], "cpu")
@@ -142,13 +146,11 @@ class PerfRunTests(TempDirTestCase):
         self.assertLessEqual(figures["low"], figures["speedup"])
         # Dynamo's metrics are the compile's: one frame, whatever the number of timed calls.
         self.assertEqual(test["metrics"]["frames"], 1)
-        self.assertIn("graph_pointwise_chain", completed.stdout)
+        self.assertIn("graph_pointwise_chain", MEASURED.completed.stdout)
 
     def test_a_step_that_computes_something_else_is_not_timed(self):
-        completed = run_cli("--tier", "perf", "--backend", "test.harness.faulty_backends:wrong_values",
-                            "-k", "*.test_graph_pointwise_chain", "--perf-budget", "0.1", "--report-dir", str(self.tmp))
-        self.assertEqual(completed.returncode, 1, completed.stdout + completed.stderr)
-        (test,) = read_results(self.tmp)["tests"]
+        self.assertEqual(NOT_TIMED.completed.returncode, 1, NOT_TIMED.describe())
+        (test,) = NOT_TIMED.tests()
         self.assertEqual(test["outcome"], "FAIL")
         self.assertIn("the compiled step disagrees with eager, so it is not timed", test["reason"])
         self.assertIsNone(test["perf"])

@@ -11,9 +11,13 @@ import torch
 
 from harness.testcase import tiers
 from harness.testcase.base import BackendTestCase
-from test.harness.cli import read_results, run_cli
+from test.harness import shared_runs
+from test.harness.cli import run_cli
 from test.harness.test_case import _GenerationTestBase
 from test.harness.test_runner import TempDirTestCase
+
+# Its own seconds (test/harness/budgets.py): 8 s measured 2026-11-29.
+TIME_BUDGET_S = 25
 
 
 class NightlyDecoratorTests(_GenerationTestBase):
@@ -82,17 +86,18 @@ class PerfDecoratorTests(_GenerationTestBase):
         self.assertEqual((result.testsRun, result.skipped, result.failures, result.errors), (1, [], [], []))
 
 
+# A stress scenario of a family that takes no backend, in a default-tier run.
+STRESS_RUN = shared_runs.AXES.part(
+    [], ["test.dynamo.test_aot_autograd.AotAutogradMachineryTests.test_overlap_guards_scale_to_many_inputs"])
+
+
 class RunnerTierTests(TempDirTestCase):
-    STRESS = "test.dynamo.test_aot_autograd.AotAutogradMachineryTests.test_overlap_guards_scale_to_many_inputs"
 
     def test_default_tier_reports_stress_scenarios_as_skipped(self):
-        completed = run_cli("-k", self.STRESS, "--report-dir", str(self.tmp), "-j", "1")
-        self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
-        results = read_results(self.tmp)
-        (test,) = results["tests"]
-        self.assertEqual(test["outcome"], "SKIP")
+        (test,) = STRESS_RUN.tests()
+        self.assertEqual(test["outcome"], "SKIP", STRESS_RUN.describe())
         self.assertIn("--tier nightly", test["reason"])
-        self.assertEqual(results["run"]["tier"], "default")
+        self.assertEqual(STRESS_RUN.run_record["tier"], "default")
 
     def test_stress_scenarios_are_listed_last_in_the_default_tier(self):
         listed = run_cli("--list", "--backend", "eager", "-k", "LSTMTests").stdout.split()

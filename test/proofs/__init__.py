@@ -8,3 +8,14 @@ self-tests (test/harness), run by CI:
 The faulty backends themselves live in test/harness/faulty_backends (their specs,
 ``test.harness.faulty_backends:<name>``, are what the docs and users name).
 """
+
+import os
+
+
+def load_tests(loader, standard_tests, pattern):
+    """``unittest discover``: every module's tests, each followed by its time budget
+    (test/harness/budgets.py)."""
+    from test.harness import budgets, shared_runs
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return budgets.with_budgets(loader, here, os.path.dirname(os.path.dirname(here)), pattern, shared_runs.finished)

@@ -12,15 +12,18 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 from pathlib import Path
 
-from test.harness.cli import REPO_ROOT, read_results, run_cli
+from test.harness import shared_runs
+from test.harness.cli import REPO_ROOT
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 5 s measured 2026-11-29.
+TIME_BUDGET_S = 15
 
 FAULTY_MODULE = "test.harness.faulty_backends"
-FAMILY = "*test_distributed.DistributedTrainingTests"
+FAMILY = "test.dynamo.test_distributed.DistributedTrainingTests"
 RANK_MODULE = "harness.testcase.distributed"
 FAULTS = ("drops_one_ddp_bucket", "crashes_one_rank", "hangs_one_rank")
 
@@ -48,26 +51,24 @@ def wait_until(condition, timeout_s: float) -> bool:
     return condition()
 
 
+# Every pattern on aot_eager and the lost bucket; one each for the dead and the hung rank (a
+# hang costs the group's timeout), in the nightly run the proofs share.
+RUN = shared_runs.NIGHTLY.part(
+    [f"{FAULTY_MODULE}:{fault}" for fault in FAULTS] + ["aot_eager"],
+    [f"{FAMILY}_aot_eager.*", f"{FAMILY}_drops_one_ddp_bucket.*",
+     f"{FAMILY}_crashes_one_rank.test_training_0_*", f"{FAMILY}_hangs_one_rank.test_training_0_*"])
+
+
 @unittest.skipUnless(sys.platform.startswith("linux"), "reads /proc")
 class DistributedFaultsTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        directory = tempfile.TemporaryDirectory()
-        cls.addClassCleanup(directory.cleanup)
-        backends = ",".join([f"{FAULTY_MODULE}:{fault}" for fault in FAULTS] + ["aot_eager"])
-        # Every pattern on aot_eager and the lost bucket; one each for the dead and the hung
-        # rank (a hang costs the group's timeout).
-        patterns = [f"{FAMILY}_aot_eager.*", f"{FAMILY}_drops_one_ddp_bucket.*",
-                    f"{FAMILY}_crashes_one_rank.test_training_0_*", f"{FAMILY}_hangs_one_rank.test_training_0_*"]
-        cls.completed = run_cli("--tier", "nightly", "--backend", backends,
-                                *(arg for pattern in patterns for arg in ("-k", pattern)),
-                                "--report-dir", directory.name)
-        cls.results = read_results(directory.name)["tests"] if cls.completed.returncode in (0, 1) else []
+        cls.results = RUN.tests()
         cls.left = ranks_alive()
 
     def outcomes(self, backend: str) -> dict[str, dict]:
         found = {test["scenario"].rsplit(".", 1)[1]: test for test in self.results if test["backend"] == backend}
-        self.assertTrue(found, self.completed.stdout[-3000:] + self.completed.stderr[-2000:])
+        self.assertTrue(found, RUN.describe())
         return found
 
     def test_aot_eager_passes_every_pattern(self):

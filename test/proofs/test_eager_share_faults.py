@@ -19,6 +19,9 @@ from pathlib import Path
 from harness.axes import registry
 from test.harness.cli import read_results, run_cli
 
+# Its own seconds (test/harness/budgets.py): 53 s measured 2026-11-29.
+TIME_BUDGET_S = 115
+
 FAULTY = "test.harness.faulty_backends"
 # Those of SCENARIOS that run a backward through the compiled code (test_forwards runs
 # Python's own tape, not torch's autograd).

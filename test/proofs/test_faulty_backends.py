@@ -2,14 +2,14 @@
 and the scenarios about that clause must fail on it, while passing on correct backends.
 
 The faulty backends are first checked in-process (they really break what they claim, and
-nothing else, where that is checkable in a few lines). Then one ``run_tests.py`` run puts
-every fault against the scenarios that must catch it, and the same families against the
-correct backends, and reads the outcomes from its results.json.
+nothing else, where that is checkable in a few lines). Then one ``run_tests.py`` run, shared
+with the other proofs of faults that cannot disturb one another (test/harness/shared_runs.py),
+puts every fault against the scenarios that must catch it, and the same families against the
+correct backends, and each test reads its outcomes from its results.json.
 """
 
 from __future__ import annotations
 
-import tempfile
 import unittest
 from dataclasses import dataclass
 
@@ -20,8 +20,11 @@ from harness.checks import clauses
 from harness.axes.backends import probe_backend, resolve_backend
 from harness.checks.compare import assert_close
 from harness.testcase.base import BackendTestCase
-from test.harness.cli import read_results, run_cli
+from test.harness import shared_runs
 from test.harness.faulty_backends import drops_input_mutations, wrong_values
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 1 s measured 2026-11-29.
+TIME_BUDGET_S = 10
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
@@ -232,67 +235,66 @@ class DropsInputMutationsTests(unittest.TestCase):
         self.assertTrue(profile.uses_aot_autograd)
 
 
+def _sweep_glob(backend: str, op: str) -> str:
+    return registry.test_id(f"test_op_sweep.OpSweepTests.test_op_{op}", backend=backend)
+
+
+REDUCTIONS_RUN = shared_runs.DEFAULT.part([f"{FAULTY_MODULE}:perturbs_reductions"],
+                                          [_sweep_glob("perturbs_reductions", "*")])
+ATTENTION_OPS = ("nn_functional_scaled_dot_product_attention", "nn_functional_dropout")
+ATTENTION_RUN = shared_runs.DEFAULT.part([f"{FAULTY_MODULE}:wrong_attention"],
+                                         [_sweep_glob("wrong_attention", op) for op in ATTENTION_OPS])
+# The kernels real models reach and no other default-tier scenario does.
+KERNEL_FAULTS = {"wrong_group_norm": ("group_norm",), "wrong_conv_transpose": ("conv_transpose2d",),
+                 "skips_batch_norm_stats": ("batch_norm",), "wrong_upsampling": ("upsample_nearest", "upsample_bilinear")}
+KERNELS_RUN = shared_runs.DEFAULT.part(
+    [f"{FAULTY_MODULE}:{fault}" for fault in KERNEL_FAULTS],
+    [_sweep_glob(fault, f"nn_functional_{op}") for fault in KERNEL_FAULTS for op in KERNEL_FAULTS[fault]])
+
+
 class OperatorFamilyFaultTests(unittest.TestCase):
     """A backend breaking one operator family is caught on exactly those operators."""
 
     def test_perturbed_reductions_fail_exactly_the_reducing_ops(self):
         from test.dynamo.test_op_sweep import QUICK_TIER
 
-        with tempfile.TemporaryDirectory() as report_dir:
-            completed = run_cli("--backend", f"{FAULTY_MODULE}:perturbs_reductions", "--op-sweep", "quick",
-                                "-k", "OpSweepTests", "--report-dir", report_dir)
-            tests = read_results(report_dir)["tests"]
-        self.assertEqual(completed.returncode, 1, completed.stdout[-3000:] + completed.stderr[-2000:])
+        tests = REDUCTIONS_RUN.tests()
+        self.assertTrue(tests, REDUCTIONS_RUN.describe())
         failed = {test["scenario"].rsplit(".", 1)[1] for test in tests if test["outcome"] in ("FAIL", "ERROR")}
         # einsum's samples sum over an index and cross_entropy averages its loss: they reduce too.
         reducing = QUICK_TIER["reductions"] + ["einsum", "nn.functional.cross_entropy"]
         self.assertEqual(failed, {"test_op_" + name.replace(".", "_") for name in reducing})
         self.assertEqual(len(tests) - len(failed), sum(test["outcome"] == "PASS" for test in tests))
 
-
     def test_a_wrong_attention_kernel_fails_the_attention_op(self):
         # OpInfo calls random ops through a seeding wrapper Dynamo skips; the sweep unwraps it.
-        ops = ("nn_functional_scaled_dot_product_attention", "nn_functional_dropout")
-        with tempfile.TemporaryDirectory() as report_dir:
-            completed = run_cli("--backend", f"{FAULTY_MODULE}:wrong_attention", "--op-sweep", "quick",
-                                *(arg for op in ops for arg in ("-k", f"*.OpSweepTests_*.test_op_{op}")),
-                                "--report-dir", report_dir)
-            outcomes = {test["scenario"].rsplit("test_op_", 1)[1]: test["outcome"]
-                        for test in read_results(report_dir)["tests"]}
-        self.assertEqual(outcomes, {ops[0]: "FAIL", ops[1]: "PASS"}, completed.stdout[-3000:])
+        outcomes = {test["scenario"].rsplit("test_op_", 1)[1]: test["outcome"] for test in ATTENTION_RUN.tests()}
+        self.assertEqual(outcomes, {ATTENTION_OPS[0]: "FAIL", ATTENTION_OPS[1]: "PASS"}, ATTENTION_RUN.describe())
 
     def test_each_model_kernel_fault_fails_exactly_its_op(self):
-        # The kernels real models reach and no other default-tier scenario does.
-        faults = {"wrong_group_norm": ("group_norm",), "wrong_conv_transpose": ("conv_transpose2d",),
-                  "skips_batch_norm_stats": ("batch_norm",),
-                  "wrong_upsampling": ("upsample_nearest", "upsample_bilinear")}
-        ops = [op for names in faults.values() for op in names]
-        with tempfile.TemporaryDirectory() as report_dir:
-            patterns = [f"*.OpSweepTests_*.test_op_nn_functional_{op}" for op in ops]
-            completed = run_cli("--backend", ",".join(f"{FAULTY_MODULE}:{fault}" for fault in faults),
-                                *(arg for pattern in patterns for arg in ("-k", pattern)), "--report-dir", report_dir)
-            failed = {(test["backend"], test["scenario"].rsplit("test_op_nn_functional_", 1)[1])
-                      for test in read_results(report_dir)["tests"] if test["outcome"] != "PASS"}
-        self.assertEqual(failed, {(fault, op) for fault, names in faults.items() for op in names},
-                         completed.stdout[-3000:])
+        tests = KERNELS_RUN.tests()
+        failed = {(test["backend"], test["scenario"].rsplit("test_op_nn_functional_", 1)[1])
+                  for test in tests if test["outcome"] != "PASS"}
+        self.assertEqual(len(tests), sum(map(len, KERNEL_FAULTS.values())), KERNELS_RUN.describe())
+        self.assertEqual(failed, {(fault, op) for fault, names in KERNEL_FAULTS.items() for op in names})
+
+
+# Every fault against its scenarios, and the controls, in the run the other proofs share.
+FAULTS_RUN = shared_runs.DEFAULT.part(
+    [f"{FAULTY_MODULE}:{fault.name}" for fault in FAULTS] + ["eager", "aot_eager"],
+    sorted({_id_glob(scenario, backend) for fault in FAULTS for scenario in fault.catches
+            for backend in (fault.name, *fault.controls)}))
 
 
 class FaultsAreCaughtTests(unittest.TestCase):
-    """One run_tests.py run: every fault against its scenarios, and the controls."""
+    """Every fault against its scenarios, and the controls, read from the shared run."""
 
     @classmethod
     def setUpClass(cls) -> None:
-        directory = tempfile.TemporaryDirectory()
-        cls.addClassCleanup(directory.cleanup)
-        backends = [f"{FAULTY_MODULE}:{fault.name}" for fault in FAULTS] + ["eager", "aot_eager"]
-        patterns = sorted({_id_glob(scenario, backend) for fault in FAULTS for scenario in fault.catches
-                           for backend in (fault.name, *fault.controls)})
-        cls.completed = run_cli("--backend", ",".join(backends), *(arg for p in patterns for arg in ("-k", p)),
-                                "--timeout", "300", "--report-dir", directory.name)
-        cls.results = read_results(directory.name)["tests"] if cls.completed.returncode in (0, 1) else []
+        cls.results = FAULTS_RUN.tests()
 
     def describe(self) -> str:
-        return f"\n{self.completed.stdout[-4000:]}\n{self.completed.stderr[-2000:]}"
+        return FAULTS_RUN.describe()
 
     def matching(self, fault: Fault, scenario_glob: str, backend: str) -> list[dict]:
         import fnmatch
@@ -305,7 +307,8 @@ class FaultsAreCaughtTests(unittest.TestCase):
                 and not (test["outcome"] == "SKIP" and test["reason"].startswith("nightly tier"))]
 
     def test_run_reports_unexpected_results(self):
-        self.assertEqual(self.completed.returncode, 1, self.describe())
+        self.assertEqual(FAULTS_RUN.completed.returncode, 1, self.describe())
+        self.assertTrue(any(test["outcome"] in _CAUGHT for test in self.results), self.describe())
 
     def test_every_listed_scenario_fails_under_its_fault(self):
         for fault in FAULTS:

@@ -5,7 +5,6 @@ disagreement shrunk, with a repro."""
 from __future__ import annotations
 
 import re
-import tempfile
 import unittest
 
 import torch
@@ -15,14 +14,22 @@ from harness.generated import programs
 from harness.generated.differential import disagreement
 from test.dynamo.test_generated_programs import DEFAULT_BUDGET
 from test.harness import faulty_backends
-from test.harness.cli import read_results, run_cli
+from test.harness import shared_runs
 from test.harness.test_generated_programs import _compile_with
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 13 s measured 2026-11-29.
+TIME_BUDGET_S = 35
 
 # The faults a generated program can show (the others are about guards, RNG, global state,
 # subclasses or specific operators, which these programs do not touch by design).
 FOUND_BY_PROGRAMS = ("wrong_values", "upcasts_outputs", "copies_outputs", "detaches_outputs", "assumes_contiguous",
                      "drops_input_mutations", "runs_graph_twice", "wrong_gradients", "reuses_output_buffers",
                      "writes_results_into_inputs")
+
+
+SHRUNK_RUN = shared_runs.DEFAULT.part(
+    ["test.harness.faulty_backends:drops_input_mutations"],
+    ["test.dynamo.test_generated_programs.GeneratedProgramTests_drops_input_mutations.test_seed_0013"])
 
 
 class FaultsFoundTests(unittest.TestCase):
@@ -44,16 +51,12 @@ class FaultsFoundTests(unittest.TestCase):
     def test_a_failing_program_is_reported_shrunk_with_a_repro(self):
         """Through the runner: the reason names the check, the failure shows the shrunk
         program, and the problem's repro holds the shrunk program's graph."""
-        backend = "test.harness.faulty_backends:drops_input_mutations"
-        test_id = "test.dynamo.test_generated_programs.GeneratedProgramTests_drops_input_mutations.test_seed_0013"
-        with tempfile.TemporaryDirectory() as report_dir:
-            done = run_cli("--backend", backend, "-k", test_id, "--report-dir", report_dir)
-            self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-            (test,) = read_results(report_dir)["tests"]
-            self.assertEqual(test["outcome"], "FAIL")
-            self.assertRegex(test["reason"], "generated program disagrees with eager: inputs after the call")
-            self.assertIn("shrunk from 4 to 1 statements", test["details"])
-            self.assertRegex(done.stdout, re.escape("repro: python ") + r"\S+repros/\S+\.py")
+        (test,) = SHRUNK_RUN.tests()
+        self.assertEqual(test["outcome"], "FAIL", SHRUNK_RUN.describe())
+        self.assertRegex(test["reason"], "generated program disagrees with eager: inputs after the call")
+        self.assertIn("shrunk from 4 to 1 statements", test["details"])
+        self.assertTrue((SHRUNK_RUN.report_dir / "repros" / f"{test['problem']}.py").exists())
+        self.assertRegex(SHRUNK_RUN.completed.stdout, re.escape("repro: python ") + r"\S+repros/\S+\.py")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ import torch.nn.functional as F
 
 from harness.measure.counters import CompileCounter
 from harness.run import minify
-from test.harness.cli import run_cli
+from test.harness.cli import spawn_cli
 from test.harness.faulty_backends import wrong_attention
+
+# Its own seconds (test/harness/budgets.py): 37 s measured 2026-11-29.
+TIME_BUDGET_S = 80
 
 FAULTY = "test.harness.faulty_backends:wrong_attention"
 
@@ -50,10 +53,13 @@ class ShrinkTests(unittest.TestCase):
 
 
 class MinifyCommandTests(unittest.TestCase):
+    """--minify hands its work to a child process that writes to the command's own output:
+    only a command in a process of its own has it captured."""
+
     def test_writes_a_repro_that_fails_on_the_backend_only(self):
         test_id = "test.dynamo.test_op_sweep.OpSweepTests_wrong_attention.test_op_nn_functional_scaled_dot_product_attention"
         with tempfile.TemporaryDirectory() as report_dir, tempfile.TemporaryDirectory() as elsewhere:
-            done = run_cli("--backend", FAULTY, "--minify", test_id, "--report-dir", report_dir)
+            done = spawn_cli("--backend", FAULTY, "--minify", test_id, "--report-dir", report_dir)
             self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
             self.assertRegex(done.stdout, r"minimized to [123] operation")
             repro = next(Path(report_dir, "repros").glob("minified-*.py"))
@@ -64,7 +70,7 @@ class MinifyCommandTests(unittest.TestCase):
             self.assertEqual(fixed.returncode, 0, fixed.stdout + fixed.stderr[-2000:])
 
     def test_an_unknown_test_id_is_one_line_and_exit_2(self):
-        done = run_cli("--backend", FAULTY, "--minify", "test.dynamo.nope.Nope_wrong_attention.test_x")
+        done = spawn_cli("--backend", FAULTY, "--minify", "test.dynamo.nope.Nope_wrong_attention.test_x")
         self.assertEqual(done.returncode, 2)
         self.assertIn("--minify test.dynamo.nope.Nope_wrong_attention.test_x: not one test", done.stderr)
 

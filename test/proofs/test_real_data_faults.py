@@ -6,10 +6,13 @@ infinities catch the reductions that skip NaN too, where the ops' own tests pass
 
 from __future__ import annotations
 
-import tempfile
 import unittest
 
-from test.harness.cli import read_results, run_cli
+from harness.axes import registry
+from test.harness import shared_runs
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 0 s measured 2026-11-29.
+TIME_BUDGET_S = 10
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTROL = "aot_eager"
@@ -23,14 +26,18 @@ CATCHES = {
 REDUCTIONS = ("sum", "amax", "amin")
 
 
+BACKENDS = (*CATCHES, CONTROL)
+RUN = shared_runs.DEFAULT.part(
+    [*(f"{FAULTY_MODULE}:{fault}" for fault in CATCHES), CONTROL],
+    [registry.test_id(scenario, backend=backend) for backend in BACKENDS
+     for scenario in ("test_real_data.RealDataTests.*",
+                      *(f"test_op_sweep.OpSweepTests.test_op_{op}*" for op in REDUCTIONS))])
+
+
 class RealDataFaultsTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        with tempfile.TemporaryDirectory() as directory:
-            backends = ",".join([*(f"{FAULTY_MODULE}:{fault}" for fault in CATCHES), CONTROL])
-            sweep = [arg for op in REDUCTIONS for arg in ("-k", f"*.OpSweepTests_*.test_op_{op}*")]
-            cls.completed = run_cli("--backend", backends, "-k", "*.RealDataTests_*", *sweep, "--report-dir", directory)
-            cls.tests = read_results(directory)["tests"] if cls.completed.returncode in (0, 1) else []
+        cls.tests = RUN.tests()
 
     def outcomes(self, backend: str) -> dict[tuple[str, str], str]:
         """(scenario, special or ordinary) -> outcome."""
@@ -39,7 +46,7 @@ class RealDataFaultsTests(unittest.TestCase):
             if test["backend"] == backend and ".RealDataTests_" in test["id"]:
                 name, _index, kind = test["id"].rsplit(".", 1)[1].rsplit("_", 2)
                 found[name, kind] = test["outcome"]
-        self.assertTrue(found, self.completed.stdout[-3000:] + self.completed.stderr[-2000:])
+        self.assertTrue(found, RUN.describe())
         return found
 
     def test_each_fault_fails_its_special_values_and_nothing_else(self):
@@ -57,7 +64,7 @@ class RealDataFaultsTests(unittest.TestCase):
     def test_the_sweeps_nan_tests_catch_reductions_that_skip_nan(self):
         sweep = {(test["backend"], test["id"].rsplit(".test_op_", 1)[1]): test["outcome"]
                  for test in self.tests if ".OpSweepTests_" in test["id"]}
-        for backend in (*CATCHES, CONTROL):
+        for backend in BACKENDS:
             for op in REDUCTIONS:
                 with self.subTest(backend=backend, op=op):
                     caught = backend == "skips_nan_in_reductions"

@@ -2,30 +2,35 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-from test.harness.cli import read_results, run_cli
+from test.harness import shared_runs
+from test.harness.cli import read_results
+
+# Its own seconds (test/harness/budgets.py, shared runs apart): 47 s measured 2026-11-29.
+TIME_BUDGET_S = 100
 
 FAULTY = "test.harness.faulty_backends"
 TESTS = ("test.dynamo.test_backend_contract.OutputContractTests_{}.test_zero_dim",
          "test.dynamo.test_aot_autograd.InputMutationTests_{}.test_input_mutation_visible_to_caller_0_add")
 
 
+BACKENDS = ("wrong_values", "drops_input_mutations")
+RUN = shared_runs.DEFAULT.part([f"{FAULTY}:{name}" for name in BACKENDS],
+                               [test.format(name) for name in BACKENDS for test in TESTS])
+
+
 class ReproFileTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        directory = tempfile.TemporaryDirectory()
-        cls.addClassCleanup(directory.cleanup)
-        cls.report_dir = Path(directory.name)
-        backends = ("wrong_values", "drops_input_mutations")
-        patterns = [arg for name in backends for test in TESTS for arg in ("-k", test.format(name))]
-        cls.completed = run_cli("--backend", ",".join(f"{FAULTY}:{name}" for name in backends), *patterns,
-                                "-j", "2", "--report-dir", str(cls.report_dir))
-        cls.results = read_results(cls.report_dir)
+        cls.report_dir = RUN.report_dir
+        cls.tests = RUN.tests()
+        cls.problems = {test["problem"] for test in cls.tests if test["problem"]}
         cls.outside = tempfile.TemporaryDirectory()  # run the repros away from the suite
         cls.addClassCleanup(cls.outside.cleanup)
 
@@ -34,22 +39,29 @@ class ReproFileTests(unittest.TestCase):
                               text=True, timeout=300, env={"PATH": "/usr/bin:/bin"})
 
     def test_one_repro_per_problem(self):
-        problems = {test["problem"] for test in self.results["tests"] if test["problem"]}
+        # The shared run holds other proofs' problems too: each has its own file.
+        problems = {test["problem"] for test in read_results(self.report_dir)["tests"] if test["problem"]}
         files = {path.stem for path in (self.report_dir / "repros").glob("*.py")}
-        self.assertEqual(files, problems, self.completed.stdout[-3000:])
-        self.assertIn("repro: python ", self.completed.stdout)
+        self.assertEqual(files, problems, RUN.describe())
+        self.assertEqual(len(self.tests), len(BACKENDS) * len(TESTS), RUN.describe())
+        self.assertTrue(self.problems, RUN.describe())
+        self.assertIn("repro: python ", RUN.completed.stdout)
 
     def test_each_repro_shows_the_problem_on_its_backend_and_not_on_aot_eager(self):
-        for path in sorted((self.report_dir / "repros").glob("*.py")):
+        # Two at a time: each is a process of its own that imports torch, and this one waits.
+        paths = [self.report_dir / "repros" / f"{problem}.py" for problem in sorted(self.problems)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            shown = list(pool.map(self.repro, paths))
+            fixed = list(pool.map(lambda path: self.repro(path, "--backend", "aot_eager"), paths))
+        for path, on_backend, on_aot_eager in zip(paths, shown, fixed):
             with self.subTest(repro=path.name):
-                shown = self.repro(path)
-                self.assertEqual(shown.returncode, 1, shown.stdout[-2000:] + shown.stderr[-2000:])
-                self.assertRegex(shown.stdout, r"difference\(s\) from eager on test\.harness\.faulty_backends:")
-                fixed = self.repro(path, "--backend", "aot_eager")
-                self.assertEqual(fixed.returncode, 0, fixed.stdout[-2000:] + fixed.stderr[-2000:])
+                self.assertEqual(on_backend.returncode, 1, on_backend.stdout[-2000:] + on_backend.stderr[-2000:])
+                self.assertRegex(on_backend.stdout, r"difference\(s\) from eager on test\.harness\.faulty_backends:")
+                self.assertEqual(on_aot_eager.returncode, 0, on_aot_eager.stdout[-2000:] + on_aot_eager.stderr[-2000:])
 
     def test_a_repro_holds_the_graph_and_imports_nothing_of_the_suite_for_it(self):
-        path = next((self.report_dir / "repros").glob("wrong_values-*.py"))
+        path = next(self.report_dir / "repros" / f"{problem}.py" for problem in sorted(self.problems)
+                    if problem.startswith("wrong_values-"))
         text = path.read_text()
         self.assertIn("def forward(self, L_", text)
         self.assertNotIn("import harness", text)

@@ -16,7 +16,11 @@ import unittest
 from dataclasses import dataclass
 
 from harness.axes import registry
+from test.harness import shared_runs
 from test.harness.cli import read_results, run_cli
+
+# Its own seconds (test/harness/budgets.py): 114 s measured 2026-11-29.
+TIME_BUDGET_S = 235
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
@@ -136,7 +140,12 @@ class VariantFaultsTests(unittest.TestCase):
 
 
 SIZE_CHANGE_FAMILY = "AutomaticDynamicTests"  # test_backend_contract's; its faults are proved here
-SIZE_CHANGE = f"*.{SIZE_CHANGE_FAMILY}_*"
+SIZE_CHANGE = f"{CONTRACT}.{SIZE_CHANGE_FAMILY}.*"
+SYMBOLIC_RUN = shared_runs.DEFAULT.part([f"{FAULTY_MODULE}:bakes_in_first_sizes", CONTROL],
+                                        [_id_glob(SIZE_CHANGE, backend, "static")
+                                         for backend in ("bakes_in_first_sizes", CONTROL)])
+FORGETFUL_RUN = shared_runs.SharedRun(env={"DYNAMO_SUITE_IMPORTS": "test.harness.forgetful_dynamo"}).part(
+    [CONTROL], [_id_glob(SIZE_CHANGE, CONTROL, "static")])
 
 
 class DefaultSizeChangeFaultTests(unittest.TestCase):
@@ -144,30 +153,18 @@ class DefaultSizeChangeFaultTests(unittest.TestCase):
     catches a backend wrong only on symbolic sizes, and a Dynamo whose automatic dynamic
     shapes forget the sizes they saw (every new size recompiles; every result stays right)."""
 
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.runs = {}
-        for label, backends, env in [
-            ("symbolic", f"{FAULTY_MODULE}:bakes_in_first_sizes,{CONTROL}", {}),
-            ("forgetful", CONTROL, {"DYNAMO_SUITE_IMPORTS": "test.harness.forgetful_dynamo"}),
-        ]:
-            with tempfile.TemporaryDirectory() as directory:
-                completed = run_cli("--backend", backends, "-k", SIZE_CHANGE, "--report-dir", directory, env=env)
-                cls.runs[label] = (completed, read_results(directory)["tests"] if completed.returncode in (0, 1) else [])
-
-    def outcomes(self, label: str, backend: str) -> dict[str, str]:
-        completed, tests = self.runs[label]
-        found = {test["id"].rsplit(".", 1)[1]: test["outcome"] for test in tests if test["backend"] == backend}
-        self.assertTrue(found, completed.stdout[-3000:] + completed.stderr[-2000:])
+    def outcomes(self, part: shared_runs.Part, backend: str) -> dict[str, str]:
+        found = {test["id"].rsplit(".", 1)[1]: test["outcome"] for test in part.tests() if test["backend"] == backend}
+        self.assertTrue(found, part.describe())
         return found
 
     def test_a_backend_wrong_only_on_symbolic_sizes_fails_and_the_control_passes(self):
-        self.assertIn("FAIL", self.outcomes("symbolic", "bakes_in_first_sizes").values())
-        self.assertEqual(set(self.outcomes("symbolic", CONTROL).values()), {"PASS"})
+        self.assertIn("FAIL", self.outcomes(SYMBOLIC_RUN, "bakes_in_first_sizes").values())
+        self.assertEqual(set(self.outcomes(SYMBOLIC_RUN, CONTROL).values()), {"PASS"})
 
     def test_a_dynamo_that_forgets_sizes_fails_every_size_change_on_its_recompile_count(self):
-        self.assertEqual(set(self.outcomes("forgetful", CONTROL).values()), {"FAIL"})
-        for test in self.runs["forgetful"][1]:
+        self.assertEqual(set(self.outcomes(FORGETFUL_RUN, CONTROL).values()), {"FAIL"})
+        for test in FORGETFUL_RUN.tests():
             self.assertRegex(test["reason"], r"3 != 2 : sizes .*recompile", test["id"])
 
 

@@ -1,0 +1,132 @@
+"""Each self-test module's time, held to a budget written beside it.
+
+A module says what it may cost, ``TIME_BUDGET_S = 20`` at its top: seconds of its own on
+the machine the budgets were measured on (2 cores, AMD EPYC, torch 2.13.0 CPU, warm inductor
+cache; CONTRIBUTING.md has the figures). ``unittest discover`` over test/harness or
+test/proofs ends each module with one more test, ``<module>.TimeBudget.test_within_budget``,
+which fails when the module took longer than its budget, scaled by how much slower this
+machine runs a fixed piece of Python than that one did (never below 1: a faster machine
+gets no tighter budget). So a change that makes a module slower pays for it in that module,
+where it was written, and a module without a budget fails the same way.
+
+A module's own time runs from its first test's class set-up to its last test's tear-down,
+less the time of the shared runs it was the first to read (test/harness/shared_runs.py):
+those are charged to the run, whose own budget is written beside its definition, and
+checked in the same test.
+
+Run one module (``python -m unittest test.harness.test_runner``) and no budget is checked.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import unittest
+from types import ModuleType
+from typing import Callable
+
+# The median time of ``_workload`` on the machine the budgets were measured on.
+REFERENCE_WORKLOAD_S = 0.0115
+BUDGET_NAME = "TIME_BUDGET_S"
+
+
+def _workload() -> float:
+    started = time.perf_counter()
+    total = 0
+    for value in range(100_000):
+        total += value * value % 7
+    return time.perf_counter() - started
+
+
+_factor: float | None = None
+
+
+def machine_factor() -> float:
+    """How many times slower than the reference machine this one runs the workload now
+    (the median of seven tries, so a load that lasts counts and a blip does not), at least 1."""
+    global _factor
+    if _factor is None:
+        _factor = max(1.0, statistics.median(_workload() for _ in range(7)) / REFERENCE_WORKLOAD_S)
+    return _factor
+
+
+class _Clock:
+    """When a module started, and the shared runs it started since."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.shared_before = 0  # how many shared runs had finished when the module started
+
+
+def with_budgets(loader: unittest.TestLoader, start_dir: str, top_level_dir: str, pattern: str | None,
+                 shared_runs: Callable[[], list]) -> unittest.TestSuite:
+    """The tests ``discover`` finds under ``start_dir``, each module's followed by its budget
+    check. ``shared_runs`` lists the shared runs finished so far, in order, each with
+    ``label``, ``seconds`` and ``budget_s``."""
+    found = loader.discover(start_dir, pattern=pattern or "test*.py", top_level_dir=top_level_dir)
+    suite = unittest.TestSuite()
+    for module_suite in found:
+        module = _module_of(module_suite)
+        if module is None:  # an import error, reported by the loader's own test
+            suite.addTest(module_suite)
+            continue
+        clock = _Clock()
+        suite.addTest(_Started(clock, shared_runs))
+        suite.addTest(module_suite)
+        suite.addTest(_budget_check(module, clock, shared_runs))
+    return suite
+
+
+def _module_of(suite: unittest.TestSuite) -> ModuleType | None:
+    import sys
+
+    for test in _flatten(suite):
+        if isinstance(test, unittest.TestCase) and type(test).__module__ in sys.modules \
+                and not type(test).__module__.startswith("unittest."):
+            return sys.modules[type(test).__module__]
+    return None
+
+
+def _flatten(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+class _Started(unittest.TestSuite):
+    """Not a test: starts the module's clock when the run reaches it."""
+
+    def __init__(self, clock: _Clock, shared_runs: Callable[[], list]) -> None:
+        super().__init__()
+        self.clock, self.shared_runs = clock, shared_runs
+
+    def run(self, result, debug=False):
+        self.clock.started = time.perf_counter()
+        self.clock.shared_before = len(self.shared_runs())
+        return result
+
+
+def _budget_check(module: ModuleType, clock: _Clock, shared_runs: Callable[[], list]) -> unittest.TestCase:
+    budget = getattr(module, BUDGET_NAME, None)
+
+    class TimeBudget(unittest.TestCase):
+        def test_within_budget(self) -> None:
+            elapsed = time.perf_counter() - clock.started
+            started_here = shared_runs()[clock.shared_before:]
+            own = elapsed - sum(run.seconds for run in started_here)
+            if budget is None:
+                self.fail(f"{module.__name__} states no {BUDGET_NAME} (the seconds its tests may take); "
+                          f"this time it took {own:.0f} s")
+            factor = machine_factor()
+            problems = [f"{module.__name__} took {own:.0f} s, over its {BUDGET_NAME} = {budget} "
+                        f"(x{factor:.2f} for this machine)"] if own > budget * factor else []
+            problems += [f"shared run {run.label} took {run.seconds:.0f} s, over its budget of {run.budget_s} s "
+                         f"(x{factor:.2f} for this machine)"
+                         for run in started_here if run.seconds > run.budget_s * factor]
+            self.assertFalse(problems, "; ".join(problems) + ": make it faster or raise the budget, saying why")
+
+    TimeBudget.__module__ = module.__name__
+    TimeBudget.__qualname__ = "TimeBudget"
+    return TimeBudget("test_within_budget")

@@ -1,0 +1,92 @@
+"""Each module's time budget (budgets.py): a module over its budget, or without one, fails its
+budget check; a shared run it starts is charged to the run, against the run's own budget."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from test.harness import budgets
+from test.harness.shared_runs import Finished
+
+# Its own seconds (test/harness/budgets.py): 1 s measured 2026-11-29.
+TIME_BUDGET_S = 10
+
+
+RUNS: list[Finished] = []
+
+
+class BudgetTests(unittest.TestCase):
+    def setUp(self) -> None:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.top = Path(directory.name)
+        self.package = self.top / "budget_probe_package"
+        self.package.mkdir()
+        (self.package / "__init__.py").write_text("")
+        sys.path.insert(0, str(self.top))
+        self.addCleanup(sys.path.remove, str(self.top))
+        self.addCleanup(lambda: [sys.modules.pop(name) for name in list(sys.modules)
+                                 if name.startswith("budget_probe_package")])
+        RUNS.clear()  # what the probes' shared runs append to, as shared_runs.py would
+        self.real_factor = budgets.machine_factor
+        factor = mock.patch.object(budgets, "machine_factor", return_value=1.0)
+        factor.start()
+        self.addCleanup(factor.stop)
+
+    def module(self, name: str, budget: str, body: str) -> None:
+        test = textwrap.indent(textwrap.dedent(body), " " * 8)
+        (self.package / f"{name}.py").write_text(
+            f"import time, unittest\n{budget}\n\n\nclass Probe(unittest.TestCase):\n    def test_it(self):\n{test}\n")
+
+    def budget_failures(self) -> dict[str, str]:
+        suite = budgets.with_budgets(unittest.TestLoader(), str(self.package), str(self.top), None,
+                                     lambda: list(RUNS))
+        result = unittest.TestResult()
+        suite.run(result)
+        self.assertEqual(result.errors, [])
+        return {test.id().split(".")[1]: message for test, message in result.failures}
+
+    def test_a_module_over_its_budget_fails_its_check_and_one_within_passes(self):
+        self.module("test_slow", "TIME_BUDGET_S = 0.05", "time.sleep(0.2)")
+        self.module("test_quick", "TIME_BUDGET_S = 5", "pass")
+        failures = self.budget_failures()
+        self.assertEqual(set(failures), {"test_slow"})
+        self.assertRegex(failures["test_slow"], r"budget_probe_package\.test_slow took 0 s, over its "
+                                                r"TIME_BUDGET_S = 0\.05 \(x1\.00 for this machine\)")
+
+    def test_a_module_without_a_budget_fails(self):
+        self.module("test_unbudgeted", "", "pass")
+        self.assertIn("states no TIME_BUDGET_S", self.budget_failures()["test_unbudgeted"])
+
+    def test_a_shared_run_is_charged_to_itself_not_to_the_module_that_started_it(self):
+        # The module sleeps as long as "its" shared run took: without the run, it is in budget.
+        self.module("test_reader", "TIME_BUDGET_S = 0.15", """\
+            time.sleep(0.3)
+            import test.harness.test_budgets as probe
+            probe.RUNS.append(probe.Finished("SHARED", 0.28, 60))
+            """)
+        self.assertEqual(self.budget_failures(), {})
+        RUNS[:] = [Finished("EARLIER", 1.0, 60)]  # finished before the module started: not its own
+        self.module("test_over", "TIME_BUDGET_S = 5", """\
+            import test.harness.test_budgets as probe
+            probe.RUNS.append(probe.Finished("SLOW", 9.0, 2))
+            """)
+        failures = self.budget_failures()
+        self.assertRegex(failures["test_over"], r"shared run SLOW took 9 s, over its budget of 2 s")
+        self.assertNotIn("EARLIER", failures["test_over"])
+
+    def test_the_machine_factor_is_never_below_one(self):
+        for reference, check in ((1e9, lambda factor: self.assertEqual(factor, 1.0)),
+                                 (1e-9, lambda factor: self.assertGreater(factor, 1000))):
+            with mock.patch.object(budgets, "_factor", None), \
+                    mock.patch.object(budgets, "REFERENCE_WORKLOAD_S", reference):
+                check(self.real_factor())
+
+
+if __name__ == "__main__":
+    unittest.main()
