@@ -5,9 +5,12 @@ the machine the budgets were measured on (2 cores, AMD EPYC, torch 2.13.0 CPU, w
 cache; CONTRIBUTING.md has the figures). ``unittest discover`` over test/harness or
 test/proofs ends each module with one more test, ``<module>.TimeBudget.test_within_budget``,
 which fails when the module took longer than its budget, scaled by how much slower this
-machine runs a fixed piece of Python than that one did (never below 1: a faster machine
-gets no tighter budget). So a change that makes a module slower pays for it in that module,
-where it was written, and a module without a budget fails the same way.
+machine is (``machine_factor``: a fixed piece of Python, timed when the machine runs it
+fastest, against the reference machine's time) and by how busy it was (``load_factor``: the
+last minute's load average per core, as when CI runs the self-tests beside the proofs),
+each never below 1, so a faster or idler machine gets no tighter budget. A change that makes
+a module slower pays for it in that module, where it was written, and a module without a
+budget fails the same way.
 
 A module's own time runs from its first test's class set-up to its last test's tear-down,
 less the time of the shared runs it was the first to read (test/harness/shared_runs.py):
@@ -19,14 +22,14 @@ Run one module (``python -m unittest test.harness.test_runner``) and no budget i
 
 from __future__ import annotations
 
-import statistics
+import os
 import time
 import unittest
 from types import ModuleType
 from typing import Callable
 
-# The median time of ``_workload`` on the machine the budgets were measured on.
-REFERENCE_WORKLOAD_S = 0.0115
+# The fastest time of ``_workload`` on the machine the budgets were measured on, idle.
+REFERENCE_WORKLOAD_S = 0.0100
 BUDGET_NAME = "TIME_BUDGET_S"
 
 
@@ -42,12 +45,21 @@ _factor: float | None = None
 
 
 def machine_factor() -> float:
-    """How many times slower than the reference machine this one runs the workload now
-    (the median of seven tries, so a load that lasts counts and a blip does not), at least 1."""
+    """How many times slower than the reference machine this one runs the workload, at
+    least 1: the fastest of seven tries, which is the processor's speed rather than its load."""
     global _factor
     if _factor is None:
-        _factor = max(1.0, statistics.median(_workload() for _ in range(7)) / REFERENCE_WORKLOAD_S)
+        _factor = max(1.0, min(_workload() for _ in range(7)) / REFERENCE_WORKLOAD_S)
     return _factor
+
+
+def load_factor() -> float:
+    """How many processes wanted each core over the last minute, at least 1: a module whose
+    processes share the cores with others' takes that many times longer."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:  # no load average on this platform
+        return 1.0
 
 
 class _Clock:
@@ -119,11 +131,11 @@ def _budget_check(module: ModuleType, clock: _Clock, shared_runs: Callable[[], l
             if budget is None:
                 self.fail(f"{module.__name__} states no {BUDGET_NAME} (the seconds its tests may take); "
                           f"this time it took {own:.0f} s")
-            factor = machine_factor()
+            factor = machine_factor() * load_factor()
             problems = [f"{module.__name__} took {own:.0f} s, over its {BUDGET_NAME} = {budget} "
-                        f"(x{factor:.2f} for this machine)"] if own > budget * factor else []
+                        f"(x{factor:.2f} for this machine and its load)"] if own > budget * factor else []
             problems += [f"shared run {run.label} took {run.seconds:.0f} s, over its budget of {run.budget_s} s "
-                         f"(x{factor:.2f} for this machine)"
+                         f"(x{factor:.2f} for this machine and its load)"
                          for run in started_here if run.seconds > run.budget_s * factor]
             self.assertFalse(problems, "; ".join(problems) + ": make it faster or raise the budget, saying why")
 

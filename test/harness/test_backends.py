@@ -16,11 +16,11 @@ from harness.axes import backends
 from harness.axes.backends import BackendSpecError, probe_backend, register_backend, resolve_backend, resolve_backends
 from test.harness import faulty_backends
 
-_FILE_BACKEND = textwrap.dedent(
-    """
-
 # Its own seconds (test/harness/budgets.py): 1 s measured 2026-11-29.
 TIME_BUDGET_S = 10
+
+_FILE_BACKEND = textwrap.dedent(
+    """
     CALLS = []
     NOT_CALLABLE = 42
 

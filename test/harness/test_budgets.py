@@ -3,6 +3,7 @@ budget check; a shared run it starts is charged to the run, against the run's ow
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import textwrap
@@ -33,10 +34,11 @@ class BudgetTests(unittest.TestCase):
         self.addCleanup(lambda: [sys.modules.pop(name) for name in list(sys.modules)
                                  if name.startswith("budget_probe_package")])
         RUNS.clear()  # what the probes' shared runs append to, as shared_runs.py would
-        self.real_factor = budgets.machine_factor
-        factor = mock.patch.object(budgets, "machine_factor", return_value=1.0)
-        factor.start()
-        self.addCleanup(factor.stop)
+        self.real_factor, self.real_load_factor = budgets.machine_factor, budgets.load_factor
+        for name in ("machine_factor", "load_factor"):
+            factor = mock.patch.object(budgets, name, return_value=1.0)
+            factor.start()
+            self.addCleanup(factor.stop)
 
     def module(self, name: str, budget: str, body: str) -> None:
         test = textwrap.indent(textwrap.dedent(body), " " * 8)
@@ -57,7 +59,7 @@ class BudgetTests(unittest.TestCase):
         failures = self.budget_failures()
         self.assertEqual(set(failures), {"test_slow"})
         self.assertRegex(failures["test_slow"], r"budget_probe_package\.test_slow took 0 s, over its "
-                                                r"TIME_BUDGET_S = 0\.05 \(x1\.00 for this machine\)")
+                                                r"TIME_BUDGET_S = 0\.05 \(x1\.00 for this machine and its load\)")
 
     def test_a_module_without_a_budget_fails(self):
         self.module("test_unbudgeted", "", "pass")
@@ -79,6 +81,13 @@ class BudgetTests(unittest.TestCase):
         failures = self.budget_failures()
         self.assertRegex(failures["test_over"], r"shared run SLOW took 9 s, over its budget of 2 s")
         self.assertNotIn("EARLIER", failures["test_over"])
+
+    def test_the_load_factor_is_the_load_per_core_and_never_below_one(self):
+        cores = os.cpu_count() or 1
+        with mock.patch.object(os, "getloadavg", return_value=(3.0 * cores, 0.0, 0.0)):
+            self.assertEqual(self.real_load_factor(), 3.0)
+        with mock.patch.object(os, "getloadavg", return_value=(0.1, 0.0, 0.0)):
+            self.assertEqual(self.real_load_factor(), 1.0)
 
     def test_the_machine_factor_is_never_below_one(self):
         for reference, check in ((1e9, lambda factor: self.assertEqual(factor, 1.0)),
