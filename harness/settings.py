@@ -39,6 +39,7 @@ MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit
 PERF_BUDGET = "DYNAMO_SUITE_PERF_BUDGET"  # harness.testcase.perf: seconds of timed rounds per perf test
 PERF_THREADS = "DYNAMO_SUITE_PERF_THREADS"  # harness.testcase.perf: torch's threads while a perf test runs
 MEASURE_EAGER_SHARE = "DYNAMO_SUITE_EAGER_SHARE"  # 0: measure nothing (the bench compares the two)
+FORK = "DYNAMO_SUITE_FORK"  # 0: each worker starts its own interpreter (harness.worker.forkserver)
 # Between the runner and its workers.
 CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of failing tests (harness.measure.repro)
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)

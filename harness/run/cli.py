@@ -10,6 +10,7 @@ Exit codes: 0 every result as expected, 1 unexpected results (or new failures ag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import signal
@@ -67,12 +68,23 @@ def _run_suite(plan: Plan, out: TextIO) -> int:
     args = plan.args
     if args.minify:
         return _minify(plan)
-    with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
-        collected = _collect(plan)
-        plan = configure.with_expectations(plan)
-        settings.use(plan.settings)
-        tests = selection.choose_tests(collected.tests, args, plan.shard)
-        tests, limits_text = selection.time_limits(tests, args)
+    if not args.list:
+        from harness.run import engine
+
+        engine.share_compile_threads(plan.jobs)
+    with contextlib.ExitStack() as stack:
+        with warmup.inductor_toolchain(",".join(registry.selected(registry.BACKEND)), enabled=not args.list):
+            collected = _collect(plan, serve=not args.list)
+            stack.callback(collected.close)  # the fork server, once the workers are done
+            plan = configure.with_expectations(plan)
+            settings.use(plan.settings)
+            tests = selection.choose_tests(collected.tests, args, plan.shard)
+            tests, limits_text = selection.time_limits(tests, args)
+        return _run_collected(plan, collected, tests, limits_text, out)
+
+
+def _run_collected(plan: Plan, collected, tests: list, limits_text: str, out: TextIO) -> int:
+    args = plan.args
     if args.list:
         for test in tests:
             print(test.id, file=out)
@@ -89,7 +101,8 @@ def _run_suite(plan: Plan, out: TextIO) -> int:
     clock = time.monotonic()
     # Where workers leave the graphs of failing tests, for the repro files (harness.measure.repro).
     capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
-    by_id = _run(tests, plan, plan.settings.replace(**{settings.CAPTURE_DIR: capture.name}), out, collected.root)
+    by_id = _run(tests, plan, plan.settings.replace(**{settings.CAPTURE_DIR: capture.name}), out, collected)
+    collected.close()
     results = finish.record(plan, collected, tests, by_id, started, time.monotonic() - clock)
     with capture:
         return finish.finish(plan, results, out, Path(capture.name))
@@ -107,16 +120,16 @@ def _minify(plan: Plan) -> int:
     return done.returncode
 
 
-def _collect(plan: Plan):
+def _collect(plan: Plan, serve: bool = False):
     from harness.run.collection import CollectionError, collect
 
     try:
-        return collect(plan.settings)
+        return collect(plan.settings, serve=serve)
     except CollectionError as error:
         raise UsageError(plan.at(error.setting, str(error)) if error.setting else str(error))
 
 
-def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, root: str) -> dict:
+def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, collected) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
     from harness.run import engine, isolation
@@ -126,8 +139,10 @@ def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, 
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
         timeout = args.timeout if args.timeout is not None else selection.UNKNOWN
         handed = run_settings.write(Path(workdir) / "settings.json")
-        engine_options = engine.EngineOptions(jobs=plan.jobs, timeout=timeout, root=Path(root), workdir=Path(workdir),
-                                       settings_file=handed)
+        server = collected.fork_server
+        engine_options = engine.EngineOptions(jobs=plan.jobs, timeout=timeout, root=Path(collected.root),
+                                              workdir=Path(workdir), settings_file=handed,
+                                              fork_server=server.path if server else None)
         limits = isolation.RerunLimits(tests=args.rerun_limit, seconds=args.rerun_time)
         try:
             return isolation.run(tests, engine_options, lambda count: Progress(count, out, args.verbose), limits, out)

@@ -9,11 +9,14 @@ of holding a third copy of torch and every test module beside its workers.
 
 The child writes one JSON object to the file it is given (stdout is left to whatever the
 test modules print); a problem the user must fix is one line on stderr and exit code 2.
+Asked to, and where it is safe, the child then stays for the run as the server the workers
+are forked from (``harness.worker.forkserver``): it holds torch and the test modules already.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -66,16 +69,52 @@ class Collected:
     backends: list[dict[str, str]]  # name, spec
     tests: list[TestInfo]  # in unittest's order
     root: str = str(ROOT)  # the directory test node ids are relative to: pytest's root for the workers
+    # How the workers start: "forked" from the collecting process (collect(serve=True),
+    # harness.worker.forkserver), or "interpreters: " and why not.
+    worker_start: str = "interpreters"
+    fork_server: "ForkServer | None" = None  # the collecting process, serving the workers
+
+    def close(self) -> None:
+        if self.fork_server is not None:
+            self.fork_server.close()
+            self.fork_server = None
+
+
+@dataclass
+class ForkServer:
+    """The child that collected, serving the run's workers at ``path`` until ``close``."""
+
+    path: Path
+    process: subprocess.Popen
+    directory: tempfile.TemporaryDirectory
+
+    def close(self) -> None:
+        if self.process.stdin and not self.process.stdin.closed:
+            self.process.stdin.close()  # the server's signal to stop
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.directory.cleanup()
+
+
+# The threads of the collecting process right after it imported torch (harness.worker.forkserver).
+_threads_with_torch = 0
 
 
 def check_torch() -> str:
     # torch warns on import when NumPy is absent; the suite does not use NumPy.
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    global _threads_with_torch
     try:
         import torch
     except ImportError as error:
         raise CollectionError(f"torch cannot be imported ({error}); install it: pip install -r requirements.txt -e .")
     from harness import compat
+    from harness.worker import forkserver
+
+    _threads_with_torch = forkserver.thread_count()
 
     if compat.TORCH_VERSION < compat.MINIMUM_TORCH:
         raise CollectionError(f"torch {torch.__version__} is too old; dynamo-aot-suite needs torch >= {compat.MINIMUM_TORCH}")
@@ -149,36 +188,74 @@ def flatten(suite: unittest.TestSuite):
             yield item
 
 
-def collect(run_settings: settings.Settings | None = None) -> Collected:
+def collect(run_settings: settings.Settings | None = None, serve: bool = False) -> Collected:
     """Collect in a child process with this interpreter, its flags and environment, under
-    ``run_settings`` (this process's settings by default)."""
+    ``run_settings`` (this process's settings by default). With ``serve``, the child stays as
+    the run's fork server where it can (``Collected.fork_server``; ``close`` ends it)."""
     run_settings = settings.current() if run_settings is None else run_settings
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
-    start = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; "
-             "from harness.worker.protocol import exit_at_once; exit_at_once(main())")
-    with tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-") as directory:
-        out = Path(directory) / "collected.json"
-        handed = run_settings.write(Path(directory) / "settings.json")
-        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out), str(handed)]
-        completed = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    # As a module (-m), not -c: the frames below a forked worker's then all belong to
+    # modules, and inspect.getmodule, which torch calls on every frame of a stack, finds
+    # them without a search through sys.modules (a frame from -c code costs a search
+    # each time: op-sweep tests ran 30 % slower, measured 2026-11-29).
+    environment = dict(os.environ)
+    search_path = [path for path in environment.get("PYTHONPATH", "").split(os.pathsep) if path]
+    if str(ROOT) not in search_path:  # the runner put it there; a direct call may not have
+        environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *search_path])
+    directory = tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-")
+    server = None
+    try:
+        work = Path(directory.name)
+        out, socket_path = work / "collected.json", work / "fork.sock"
+        handed = run_settings.write(work / "settings.json")
+        ready_read, ready_write = os.pipe()  # one byte once the child serves; its end when it exits
+        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-m", "harness.run.collection", str(out),
+                   str(handed), str(socket_path) if serve else "", str(ready_write)]
+        with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE if serve else subprocess.DEVNULL,
+                                       stdout=stdout, stderr=stderr, pass_fds=(ready_write,), env=environment)
+        os.close(ready_write)
+        try:
+            serving = os.read(ready_read, 1)
+        finally:
+            os.close(ready_read)
+        if serving:
+            server = ForkServer(socket_path, process, directory)
+        else:
+            process.wait()
         found = json.loads(out.read_text()) if out.exists() else {}
-        if completed.returncode == 2:
-            raise CollectionError(found.get("error") or _last_line(completed.stderr), found.get("setting", ""))
-        if completed.returncode != 0 or "tests" not in found:
-            raise CollectionError(f"collecting the tests failed (exit {completed.returncode}): "
-                                  f"{_last_line(completed.stderr)}")
+        if process.returncode == 2:
+            raise CollectionError(found.get("error") or _last_line(work / "stderr"), found.get("setting", ""))
+        if (process.returncode or 0) != 0 or "tests" not in found:
+            raise CollectionError(f"collecting the tests failed (exit {process.returncode}): "
+                                  f"{_last_line(work / 'stderr')}")
+    except BaseException:
+        if server is not None:
+            server.close()
+        else:
+            if "process" in locals() and process.poll() is None:
+                process.kill()
+                process.wait()
+            directory.cleanup()
+        raise
+    if server is None:
+        directory.cleanup()
     return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]],
-                     found["root"])
+                     found["root"], found["worker_start"], server)
 
 
-def _last_line(text: str) -> str:
+def _last_line(path: Path) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no output"
 
 
 def main() -> int:
-    """The child's side: ``sys.argv[1]`` is the file to write, ``sys.argv[2]`` the settings."""
+    """The child's side: ``sys.argv[1]`` is the file to write, ``sys.argv[2]`` the settings,
+    ``sys.argv[3]`` where to serve forked workers ('' for nowhere) and ``sys.argv[4]`` the
+    descriptor that says it does."""
+    started_with = dict(os.environ)  # torch's imports add to it, as they do in a fresh worker
     settings.use(settings.Settings.read(sys.argv[2]))
     try:
         collected = collect_here()
@@ -186,6 +263,27 @@ def main() -> int:
         print(error, file=sys.stderr)
         Path(sys.argv[1]).write_text(json.dumps({"error": str(error), "setting": error.setting}))
         return 2
-    found = {**asdict(collected), "tests": [asdict(test) for test in collected.tests]}
+    listener, worker_start = None, "interpreters"
+    if sys.argv[3]:
+        from harness.axes import device
+        from harness.worker import forkserver
+
+        why_not = forkserver.unsafe_reason(_threads_with_torch, device.on_cpu())
+        if not why_not:
+            try:
+                listener = forkserver.listen(Path(sys.argv[3]))
+            except OSError as error:
+                why_not = f"no socket for the fork server ({error})"
+        worker_start = "forked" if listener else f"interpreters: {why_not}"
+    found = {**asdict(collected), "tests": [asdict(test) for test in collected.tests], "worker_start": worker_start}
+    del found["fork_server"]
     Path(sys.argv[1]).write_text(json.dumps(found))
+    if listener is not None:
+        forkserver.serve(listener, int(sys.argv[4]), started_with)
     return 0
+
+
+if __name__ == "__main__":
+    from harness.worker.protocol import exit_at_once
+
+    exit_at_once(main())

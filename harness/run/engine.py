@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import pytest
 from harness import settings
 from harness.report.results import FAILED_OUTCOMES, TestResult
 from harness.run.collection import TestInfo
-from harness.worker import crash_reports
+from harness.worker import crash_reports, forkserver
 from harness.worker.protocol import PROPERTY, watchdog, worker_log_path
 
 PYTEST_INI = Path(__file__).resolve().with_name("pytest.ini")
@@ -37,6 +38,7 @@ class EngineOptions:
     # it cannot show it is healthy for (harness.worker.health).
     defer_after_failure: bool = False
     settings_file: Path | None = None  # the run's harness.settings, for the workers (None: their environment)
+    fork_server: Path | None = None  # where the workers are forked (harness.worker.forkserver; None: interpreters)
 
     @property
     def watchdog(self) -> float:
@@ -163,6 +165,24 @@ def _exit_code(report: pytest.TestReport) -> int | None:
         return None
 
 
+def share_compile_threads(jobs: int) -> None:
+    """Each worker's inductor compiles with its share of the cores: N workers each starting a
+    pool as wide as the machine would run N times more compilers than cores. (Intra-op
+    threads are left alone: splitting them measured no faster on the suite's small tensors.)
+    Set before the tests are collected: inductor reads it on import, and a forked worker
+    imported it there."""
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+
+
+def _workers(jobs: int, fork_server: Path | None) -> list[str]:
+    """xdist's options for ``jobs`` workers: interpreters of their own, or forks (each
+    started by a client that stands in for its interpreter)."""
+    if fork_server is None:
+        return ["-n", str(jobs)]
+    client = forkserver.client_command(fork_server, subprocess._args_from_interpreter_flags())
+    return ["--tx", f"{jobs}*popen//python={client}", "--dist", "load"]
+
+
 def dispatch_order(tests: list, jobs: int) -> list:
     """The order to hand ``tests`` (sorted longest first) to xdist so that they start longest
     first on every worker.
@@ -195,7 +215,7 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         "--noconftest",  # a conftest.py of the user's project is not the suite's
         "-q", "--no-header",
         "--capture", "tee-sys",  # keep output in reports and in the worker log alike
-        "-n", str(jobs),
+        *_workers(jobs, options.fork_server),
         # Hand out tests one or two at a time, so longest-first order is kept.
         "--maxschedchunk", "1",
         "--max-worker-restart", str(len(tests) + jobs),
@@ -207,10 +227,6 @@ def run(tests: list[TestInfo], options: EngineOptions, on_result: Callable[[Test
         *([settings.FILE_OPTION, str(options.settings_file)] if options.settings_file else []),
         *files,
     ]
-    # Each worker's inductor compiles with its share of the cores: N workers each starting a
-    # pool as wide as the machine would run N times more compilers than cores. (Intra-op
-    # threads are left alone: splitting them measured no faster on the suite's small tensors.)
-    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
     collector = ResultCollector(tests, options, on_result)
     pytest_log = options.workdir / "pytest.log"
     with open(pytest_log, "w", encoding="utf-8") as log, contextlib.redirect_stdout(log):

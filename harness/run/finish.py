@@ -50,6 +50,7 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
                if tiers.current() == tiers.PERF else {}),
             "shard": plan.shard_text,
             "jobs": plan.jobs,
+            "worker_start": collected.worker_start,  # forked, or interpreters and why (harness.worker.forkserver)
             "timeout_s": args.timeout,  # null: each test's own limit (tests[].time_limit_s)
             "rerun_limit": args.rerun_limit,
             "rerun_time_s": args.rerun_time,

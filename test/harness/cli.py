@@ -12,6 +12,7 @@ interpreter, signals).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -87,9 +88,22 @@ def _as_a_process(environment: dict[str, str], cwd: str | Path) -> Iterator[None
         os.environ.update(saved_environment)
 
 
-# (settings, working directory, environment) -> what collection found. A collection starts
-# torch and imports every scenario module: 5 to 10 s, paid once per combination.
+# (settings, working directory, environment) -> what collection found, most recent last. A
+# collection starts torch and imports every scenario module: 5 to 10 s, paid once per
+# combination; the process that collected stays as the fork server of later runs with the
+# same combination (harness.worker.forkserver), whose workers then start in a fraction of a second.
 _COLLECTED: dict[tuple, Any] = {}
+_SERVERS_KEPT = 2  # each holds torch and the scenario modules: about half a gigabyte
+
+
+class _Lent:
+    """A kept fork server, lent to one run: the run's ``close`` leaves it serving."""
+
+    def __init__(self, server: Any) -> None:
+        self.path = server.path
+
+    def close(self) -> None:
+        pass
 
 
 @contextlib.contextmanager
@@ -100,14 +114,18 @@ def collections() -> Iterator[None]:
 
     original = collection.collect
 
-    def remembered(run_settings=None):
+    def remembered(run_settings=None, serve=False):
         from harness import settings
 
         run_settings = settings.current() if run_settings is None else run_settings
         key = (json.dumps(dict(run_settings.values), sort_keys=True), os.getcwd(), tuple(sorted(os.environ.items())))
-        if key not in _COLLECTED:
-            _COLLECTED[key] = original(run_settings)
-        return _COLLECTED[key]
+        collected = _COLLECTED.pop(key, None) or original(run_settings, serve=True)
+        _COLLECTED[key] = collected
+        serving = [kept for kept in _COLLECTED.values() if kept.fork_server is not None]
+        for oldest in serving[:-_SERVERS_KEPT]:
+            oldest.close()
+        server = _Lent(collected.fork_server) if serve and collected.fork_server is not None else None
+        return dataclasses.replace(collected, fork_server=server)
 
     with mock.patch.object(collection, "collect", remembered):
         yield
