@@ -89,8 +89,7 @@ class ForkServer:
     directory: tempfile.TemporaryDirectory
 
     def close(self) -> None:
-        if self.process.stdin and not self.process.stdin.closed:
-            self.process.stdin.close()  # the server's signal to stop
+        _close_input(self.process)  # the server's signal to stop
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -223,6 +222,7 @@ def collect(run_settings: settings.Settings | None = None, serve: bool = False) 
         if serving:
             server = ForkServer(socket_path, process, directory)
         else:
+            _close_input(process)
             process.wait()
         found = json.loads(out.read_text()) if out.exists() else {}
         if process.returncode == 2:
@@ -233,16 +233,24 @@ def collect(run_settings: settings.Settings | None = None, serve: bool = False) 
     except BaseException:
         if server is not None:
             server.close()
-        else:
-            if "process" in locals() and process.poll() is None:
+        elif "process" in locals():
+            _close_input(process)
+            if process.poll() is None:
                 process.kill()
                 process.wait()
+            directory.cleanup()
+        else:
             directory.cleanup()
         raise
     if server is None:
         directory.cleanup()
     return Collected(found["torch_version"], found["backends"], [TestInfo(**test) for test in found["tests"]],
                      found["root"], found["worker_start"], server)
+
+
+def _close_input(process: subprocess.Popen) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        process.stdin.close()
 
 
 def _last_line(path: Path) -> str:

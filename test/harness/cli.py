@@ -11,6 +11,7 @@ interpreter, signals).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import io
@@ -94,6 +95,12 @@ def _as_a_process(environment: dict[str, str], cwd: str | Path) -> Iterator[None
 # same combination (harness.worker.forkserver), whose workers then start in a fraction of a second.
 _COLLECTED: dict[tuple, Any] = {}
 _SERVERS_KEPT = 2  # each holds torch and the scenario modules: about half a gigabyte
+
+
+@atexit.register
+def _stop_servers() -> None:
+    for collected in _COLLECTED.values():
+        collected.close()
 
 
 class _Lent:
