@@ -1,9 +1,10 @@
 """The machinery behind ``run_tests.py``: the command line (``cli``, its options in
 ``options``, the run's checked plan in ``configure``), finding the tests in a process of
 their own (``collection``, which then stays as the workers' fork server), choosing, ordering
-and sharding them and their time limits (``selection``), running them in pytest-xdist workers with crash and hang containment
-(``engine`` in the controller; what each worker runs is ``harness.worker``), progress lines
-(``progress``), the record, reports and exit code (``finish``) and ``--accept`` (``accept``).
+and sharding them and their time limits (``selection``), running them in pytest-xdist
+workers with crash and hang containment (``engine`` in the controller; what each worker
+runs is ``harness.worker``), progress lines (``progress``), the record, reports and exit code
+(``finish``) and ``--accept`` (``accept``).
 
 Layering: this package may import the scenario library (``harness``), the reports
 (``harness.report``) and the workers' side (``harness.worker``); none imports it

@@ -194,14 +194,8 @@ def collect(run_settings: settings.Settings | None = None, serve: bool = False) 
     run_settings = settings.current() if run_settings is None else run_settings
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
-    # As a module (-m), not -c: the frames below a forked worker's then all belong to
-    # modules, and inspect.getmodule, which torch calls on every frame of a stack, finds
-    # them without a search through sys.modules (a frame from -c code costs a search
-    # each time: op-sweep tests ran 30 % slower, measured 2026-11-29).
-    environment = dict(os.environ)
-    search_path = [path for path in environment.get("PYTHONPATH", "").split(os.pathsep) if path]
-    if str(ROOT) not in search_path:  # the runner put it there; a direct call may not have
-        environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *search_path])
+    start = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; "
+             "from harness.worker.protocol import exit_at_once; exit_at_once(main())")
     directory = tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-")
     server = None
     try:
@@ -209,11 +203,11 @@ def collect(run_settings: settings.Settings | None = None, serve: bool = False) 
         out, socket_path = work / "collected.json", work / "fork.sock"
         handed = run_settings.write(work / "settings.json")
         ready_read, ready_write = os.pipe()  # one byte once the child serves; its end when it exits
-        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-m", "harness.run.collection", str(out),
-                   str(handed), str(socket_path) if serve else "", str(ready_write)]
+        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out), str(handed),
+                   str(socket_path) if serve else "", str(ready_write)]
         with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
             process = subprocess.Popen(command, stdin=subprocess.PIPE if serve else subprocess.DEVNULL,
-                                       stdout=stdout, stderr=stderr, pass_fds=(ready_write,), env=environment)
+                                       stdout=stdout, stderr=stderr, pass_fds=(ready_write,))
         os.close(ready_write)
         try:
             serving = os.read(ready_read, 1)
@@ -289,9 +283,3 @@ def main() -> int:
     if listener is not None:
         forkserver.serve(listener, int(sys.argv[4]), started_with)
     return 0
-
-
-if __name__ == "__main__":
-    from harness.worker.protocol import exit_at_once
-
-    exit_at_once(main())

@@ -25,7 +25,6 @@ before.
 from __future__ import annotations
 
 import builtins
-import gc
 import io
 import json
 import os
@@ -109,7 +108,6 @@ def serve(listener: socket.socket, ready_fd: int, started_with: dict[str, str]) 
     clients: dict[int, socket.socket] = {}  # child pid -> its client's connection
     sources = _sources()
     started_in = os.getcwd()
-    gc.freeze()
     os.write(ready_fd, b"1")
     os.close(ready_fd)
     while True:
@@ -119,7 +117,8 @@ def serve(listener: socket.socket, ready_fd: int, started_with: dict[str, str]) 
                     return
             elif key.data == "listener":
                 connection, _ = listener.accept()
-                pid = _fork(connection, (started_in, started_with), sources, inherited=[listener, selector, wake_read, wake_write, *clients.values()])
+                inherited = [listener, selector, wake_read, wake_write, *clients.values()]
+                pid = _fork(connection, (started_in, started_with), sources, inherited)
                 if pid is None:
                     connection.close()
                     continue
@@ -285,13 +284,7 @@ def _become_worker(request: dict, fds: list[int], inherited: list) -> None:
         sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
                                                        errors="backslashreplace", write_through=True)
         sys.argv = ["-c"]
-        # A fresh __main__, as ``python -c`` has; the server's own stays importable under
-        # its name, so that the frames of its file below this one resolve to a module.
-        served = sys.modules["__main__"]
-        name = getattr(getattr(served, "__spec__", None), "name", None)
-        if name:
-            sys.modules.setdefault(name, served)
-        main = types.ModuleType("__main__")
+        main = types.ModuleType("__main__")  # a fresh one, as ``python -c`` has
         main.__dict__["__builtins__"] = builtins
         sys.modules["__main__"] = main
         if request["code"] == _EXECNET_BOOTSTRAP:

@@ -50,6 +50,10 @@ class CrashAndHangTests(TempDirTestCase):
                      "test_backwards_resetting_tape", "test_forward_and_backward_in_separate_frames")}
         self.assertEqual(set(self.results), expected)
 
+    def test_its_workers_were_forked(self):
+        # Crashes and hangs above are contained in forked workers (harness.worker.forkserver).
+        self.assertEqual(read_results(self.report_dir)["run"]["worker_start"], "forked")
+
     def test_each_misbehaviour_gets_its_outcome(self):
         wanted = {"segfault": "CRASH", "exit": "CRASH", "hang": "TIMEOUT", "hang_ignoring_alarm": "TIMEOUT"}
         for scenario, action in CRASH_AND_HANG_PLAN.items():
