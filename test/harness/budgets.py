@@ -6,8 +6,9 @@ cache; CONTRIBUTING.md has the figures). ``unittest discover`` over test/harness
 test/proofs ends each module with one more test, ``<module>.TimeBudget.test_within_budget``,
 which fails when the module took longer than its budget, scaled by how much slower this
 machine is (``machine_factor``: a fixed piece of Python, timed when the machine runs it
-fastest, against the reference machine's time) and by how busy it was (``load_factor``: the
-last minute's load average per core, as when CI runs the self-tests beside the proofs),
+fastest, against the reference machine's time) and by how busy it was while it ran
+(``load_factor``: the load per core over the module's span, as when CI runs the self-tests
+beside the proofs),
 each never below 1, so a faster or idler machine gets no tighter budget. A change that makes
 a module slower pays for it in that module, where it was written, and a module without a
 budget fails the same way.
@@ -22,6 +23,7 @@ Run one module (``python -m unittest test.harness.test_runner``) and no budget i
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import unittest
@@ -53,13 +55,39 @@ def machine_factor() -> float:
     return _factor
 
 
-def load_factor() -> float:
-    """How many processes wanted each core over the last minute, at least 1: a module whose
-    processes share the cores with others' takes that many times longer."""
+# The spans, in seconds, of the kernel's three load averages (1, 5 and 15 minutes).
+_LOAD_WINDOWS_S = (60.0, 300.0, 900.0)
+LoadSample = tuple[float, tuple[float, float, float]]  # when, and the three load averages then
+
+
+def load_sample() -> LoadSample | None:
     try:
-        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+        return time.monotonic(), os.getloadavg()
     except OSError:  # no load average on this platform
+        return None
+
+
+def load_factor(since: LoadSample | None = None) -> float:
+    """How many processes wanted each core while the module ran (since ``since``), at least 1:
+    a module whose processes share the cores with others' takes that many times longer.
+
+    The load average read at the end alone misses the load of a module's first minutes (in CI
+    the self-tests and the README's run end while a proof module runs, and its check read
+    x1.00 after a long busy stretch). Each load average is a mean decaying over its window, so
+    the mean load over the module's span can be solved from its values at both ends; the
+    highest of the three solutions and the last minute's value is taken, so that a busy
+    stretch is never missed (a short span's solution is rough, and only ever too high)."""
+    now = load_sample()
+    if now is None:
         return 1.0
+    estimates = [now[1][0]]
+    if since is not None:
+        span = now[0] - since[0]
+        for window, before, after in zip(_LOAD_WINDOWS_S, since[1], now[1]):
+            kept = math.exp(-span / window)  # the share of the earlier value still in the average
+            if kept < 0.99:
+                estimates.append((after - before * kept) / (1.0 - kept))
+    return max(1.0, max(estimates) / (os.cpu_count() or 1))
 
 
 class _Clock:
@@ -67,6 +95,7 @@ class _Clock:
 
     def __init__(self) -> None:
         self.started = 0.0
+        self.load: LoadSample | None = None  # the load averages when it started
         self.shared_before = 0  # how many shared runs had finished when the module started
 
 
@@ -116,6 +145,7 @@ class _Started(unittest.TestSuite):
 
     def run(self, result, debug=False):
         self.clock.started = time.perf_counter()
+        self.clock.load = load_sample()
         self.clock.shared_before = len(self.shared_runs())
         return result
 
@@ -131,7 +161,7 @@ def _budget_check(module: ModuleType, clock: _Clock, shared_runs: Callable[[], l
             if budget is None:
                 self.fail(f"{module.__name__} states no {BUDGET_NAME} (the seconds its tests may take); "
                           f"this time it took {own:.0f} s")
-            factor = machine_factor() * load_factor()
+            factor = machine_factor() * load_factor(clock.load)
             problems = [f"{module.__name__} took {own:.0f} s, over its {BUDGET_NAME} = {budget} "
                         f"(x{factor:.2f} for this machine and its load)"] if own > budget * factor else []
             problems += [f"shared run {run.label} took {run.seconds:.0f} s, over its budget of {run.budget_s} s "

@@ -3,6 +3,7 @@ budget check; a shared run it starts is charged to the run, against the run's ow
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tempfile
@@ -88,6 +89,20 @@ class BudgetTests(unittest.TestCase):
             self.assertEqual(self.real_load_factor(), 3.0)
         with mock.patch.object(os, "getloadavg", return_value=(0.1, 0.0, 0.0)):
             self.assertEqual(self.real_load_factor(), 1.0)
+
+    def test_the_load_factor_counts_a_busy_stretch_that_ended_before_the_check(self):
+        # Three processes per core for 90 s, then none for 30 s: the last minute's load average
+        # alone reads about 1.4 per core; the mean over the span was 2.25.
+        cores = os.cpu_count() or 1
+        busy, idle = 90.0, 30.0
+
+        def average(window: float) -> float:
+            return 3.0 * cores * (1 - math.exp(-busy / window)) * math.exp(-idle / window)
+
+        at_end = (busy + idle, tuple(average(window) for window in budgets._LOAD_WINDOWS_S))
+        with mock.patch.object(budgets, "load_sample", return_value=at_end):
+            self.assertLess(self.real_load_factor(), 1.7)
+            self.assertGreater(self.real_load_factor((0.0, (0.0, 0.0, 0.0))), 2.0)
 
     def test_the_machine_factor_is_never_below_one(self):
         for reference, check in ((1e9, lambda factor: self.assertEqual(factor, 1.0)),
