@@ -187,13 +187,17 @@ def flatten(suite: unittest.TestSuite):
             yield item
 
 
-def collect(run_settings: settings.Settings | None = None, serve: bool = False) -> Collected:
+def collect(run_settings: settings.Settings | None = None, serve: bool = False,
+            interpreter: list[str] | None = None) -> Collected:
     """Collect in a child process with this interpreter, its flags and environment, under
     ``run_settings`` (this process's settings by default). With ``serve``, the child stays as
-    the run's fork server where it can (``Collected.fork_server``; ``close`` ends it)."""
+    the run's fork server where it can (``Collected.fork_server``; ``close`` ends it).
+    ``interpreter``: the command that stands for ``python`` and its flags (the self-tests fork
+    the child from a process that imported torch already, test/harness/preforked.py)."""
     run_settings = settings.current() if run_settings is None else run_settings
     # Same interpreter flags (-S, -E...) and working directory: backend paths given relative
     # to it must resolve in the child as they would here.
+    interpreter = interpreter or [sys.executable, *subprocess._args_from_interpreter_flags()]
     start = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from harness.run.collection import main; "
              "from harness.worker.protocol import exit_at_once; exit_at_once(main())")
     directory = tempfile.TemporaryDirectory(prefix="dynamo-suite-collect-")
@@ -203,7 +207,7 @@ def collect(run_settings: settings.Settings | None = None, serve: bool = False) 
         out, socket_path = work / "collected.json", work / "fork.sock"
         handed = run_settings.write(work / "settings.json")
         ready_read, ready_write = os.pipe()  # one byte once the child serves; its end when it exits
-        command = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", start, str(out), str(handed),
+        command = [*interpreter, "-c", start, str(out), str(handed),
                    str(socket_path) if serve else "", str(ready_write)]
         with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
             process = subprocess.Popen(command, stdin=subprocess.PIPE if serve else subprocess.DEVNULL,
@@ -257,7 +261,10 @@ def main() -> int:
     """The child's side: ``sys.argv[1]`` is the file to write, ``sys.argv[2]`` the settings,
     ``sys.argv[3]`` where to serve forked workers ('' for nowhere) and ``sys.argv[4]`` the
     descriptor that says it does."""
-    started_with = dict(os.environ)  # torch's imports add to it, as they do in a fresh worker
+    from harness.worker import forkserver
+
+    # Before torch's imports add to it, as they do in a fresh worker.
+    started_with = forkserver.environment_at_start()
     settings.use(settings.Settings.read(sys.argv[2]))
     try:
         collected = collect_here()
@@ -268,7 +275,6 @@ def main() -> int:
     listener, worker_start = None, "interpreters"
     if sys.argv[3]:
         from harness.axes import device
-        from harness.worker import forkserver
 
         why_not = forkserver.unsafe_reason(_threads_with_torch, device.on_cpu())
         if not why_not:

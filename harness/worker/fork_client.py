@@ -26,27 +26,47 @@ MAX_MESSAGE = 1 << 20
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
-def request(code: str) -> bytes:
-    """What a client asks for: a worker running ``code`` as ``python -c`` would, in this
-    process's working directory and environment."""
-    return json.dumps({"code": code, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+def request(code: str, args: list[str], fds: list[int]) -> bytes:
+    """What a client asks for: a process running ``code`` as ``python -c CODE ARGS`` would, in
+    this process's working directory and environment, holding the descriptors ``fds`` it
+    inherited beyond stdin, stdout and stderr (sent with the request, under the same numbers)."""
+    return json.dumps({"code": code, "args": args, "fds": fds, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+
+
+def inherited_fds() -> list[int]:
+    """The descriptors this process was started with beyond 0, 1 and 2 (Linux)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            os.fstat(fd)  # the listing's own descriptor is closed by now
+        except OSError:
+            continue
+        if fd > 2:
+            found.append(fd)
+    return sorted(found)
 
 
 def main(argv: list[str]) -> int:
-    # argv: SOCKET, then what execnet appends to the interpreter: -u [-B] -c BOOTSTRAP.
+    # argv: SOCKET, then what execnet appends to the interpreter: -u [-B] -c BOOTSTRAP (or
+    # any other interpreter flags, -c CODE and the code's arguments).
     path, interpreter_args = argv[0], argv[1:]
-    code = interpreter_args[interpreter_args.index("-c") + 1]
+    at = interpreter_args.index("-c") + 1
+    code, args = interpreter_args[at], interpreter_args[at + 1:]
+    extra = inherited_fds()
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         connection.connect(path)
-        socket.send_fds(connection, [request(code)], [0, 1, 2])
+        socket.send_fds(connection, [request(code, args, extra)], [0, 1, 2, *extra])
         answer = connection.recv(MAX_MESSAGE).decode()
         pid = int(answer)
     except (OSError, ValueError):
-        # No server, or one that cannot fork this worker as it is (answer says why): the
-        # worker starts its own interpreter instead, as it would with no server at all.
+        # No server, or one that cannot fork this process as it is (answer says why): it
+        # starts its own interpreter instead, as it would with no server at all.
         connection.close()
         _start_interpreter(interpreter_args)
+    for fd in extra:  # the child holds them now: a pipe's end must close when the child's does
+        os.close(fd)
     for signum in FORWARDED:
         signal.signal(signum, lambda number, frame: _forward(pid, number))
     status = b""

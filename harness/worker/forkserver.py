@@ -25,6 +25,7 @@ before.
 from __future__ import annotations
 
 import builtins
+import fcntl
 import io
 import json
 import os
@@ -46,6 +47,8 @@ FORK = settings.FORK
 # a fork reads: a forked worker takes the client's values.
 _SET_BY_PYTEST = ("COLUMNS", "LINES", "PYTEST_")
 CLIENT = Path(fork_client.__file__).resolve()
+# The descriptors a request may hand over beyond stdin, stdout and stderr (a pipe or two).
+_MAX_INHERITED = 8
 
 
 def thread_count() -> int:
@@ -69,6 +72,16 @@ def unsafe_reason(threads_with_torch: int, on_cpu: bool) -> str:
         return (f"collecting started threads ({thread_count()} running, {threads_with_torch} after importing "
                 "torch)")
     return ""
+
+
+# The environment a forked process was asked for (its client's): what it "started with".
+_requested_environment: dict[str, str] | None = None
+
+
+def environment_at_start() -> dict[str, str]:
+    """The environment this process started with: its client's when it was forked here
+    (the server's imports may have added to os.environ since), else its own now."""
+    return dict(os.environ if _requested_environment is None else _requested_environment)
 
 
 def client_command(path: Path, interpreter_flags: list[str]) -> str:
@@ -140,11 +153,12 @@ def _fork(connection: socket.socket, started: tuple[str, dict[str, str]], source
           inherited: list) -> int | None:
     """Fork a worker for the client on ``connection``; its pid, or None for a bad request."""
     try:
-        message, fds, _, _ = socket.recv_fds(connection, fork_client.MAX_MESSAGE, 3)
+        message, fds, _, _ = socket.recv_fds(connection, fork_client.MAX_MESSAGE, 3 + _MAX_INHERITED)
         request = json.loads(message.decode())
     except (OSError, ValueError):
         return None
-    refusal = "" if len(fds) == 3 else "no standard streams came with the request"
+    wanted = 3 + len(request.get("fds", []))
+    refusal = "" if len(fds) == wanted else f"{len(fds)} descriptors came with the request, not {wanted}"
     refusal = refusal or _differs(request, started, sources)
     if refusal:
         for fd in fds:
@@ -263,6 +277,7 @@ def _become_worker(request: dict, fds: list[int], inherited: list) -> None:
 
     Leaves with ``os._exit``: the exit handlers the server's imports registered are the
     server's (a fresh worker registers its own, and pytest's plugin ends the worker at once)."""
+    global _requested_environment
     code = 1
     try:
         for thing in inherited:
@@ -270,12 +285,19 @@ def _become_worker(request: dict, fds: list[int], inherited: list) -> None:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        for target, fd in enumerate(fds):
+        # Each received descriptor to the number the client had it under: first out of the
+        # way, so that placing one cannot close another not yet placed.
+        targets = [0, 1, 2, *request.get("fds", [])]
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, max(targets) + 1) for fd in fds]
+        for fd in fds:
+            os.close(fd)
+        for target, fd in zip(targets, moved):
             os.dup2(fd, target)
             os.close(fd)
         for name in [name for name in os.environ if name.startswith(_SET_BY_PYTEST)]:
             del os.environ[name]
         os.environ.update({name: value for name, value in request["env"].items() if name.startswith(_SET_BY_PYTEST)})
+        _requested_environment = dict(request["env"])
         # As ``python -u``: unbuffered output, over the new file descriptors.
         encoding = sys.stdout.encoding
         sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=encoding)
@@ -283,7 +305,7 @@ def _become_worker(request: dict, fds: list[int], inherited: list) -> None:
                                                        write_through=True)
         sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
                                                        errors="backslashreplace", write_through=True)
-        sys.argv = ["-c"]
+        sys.argv = ["-c", *request.get("args", [])]
         main = types.ModuleType("__main__")  # a fresh one, as ``python -c`` has
         main.__dict__["__builtins__"] = builtins
         sys.modules["__main__"] = main

@@ -31,8 +31,14 @@ _CLEARED = ("DYNAMO_SUITE_BACKENDS", "DYNAMO_SUITE_EXPECTATIONS", "DYNAMO_SUITE_
             "DYNAMO_SUITE_SCENARIOS", "DYNAMO_SUITE_MODELS")
 
 
+# Inductor's compile threads, the same in every run: a run sets them by its -j (engine.py) and
+# inductor reads them on import, so runs with -j 1 and -j 2 would otherwise need collecting
+# children forked from two servers (preforked.py). On 2 cores -j 2 gives each worker 1 anyway.
+_FIXED = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
 def _environment(env: dict[str, str] | None) -> dict[str, str]:
-    environment = {**os.environ, "CI": "true", **(env or {})}
+    environment = {**os.environ, "CI": "true", **_FIXED, **(env or {})}
     for name in _CLEARED:
         if name not in (env or {}):
             environment.pop(name, None)
@@ -118,6 +124,7 @@ def collections() -> Iterator[None]:
     """Collect once per combination of settings, directory and environment in this process;
     a collection that fails (a usage error) is not kept."""
     from harness.run import collection
+    from test.harness import preforked
 
     original = collection.collect
 
@@ -126,7 +133,8 @@ def collections() -> Iterator[None]:
 
         run_settings = settings.current() if run_settings is None else run_settings
         key = (json.dumps(dict(run_settings.values), sort_keys=True), os.getcwd(), tuple(sorted(os.environ.items())))
-        collected = _COLLECTED.pop(key, None) or original(run_settings, serve=True)
+        collected = _COLLECTED.pop(key, None) or original(run_settings, serve=True,
+                                                          interpreter=preforked.interpreter())
         _COLLECTED[key] = collected
         serving = [kept for kept in _COLLECTED.values() if kept.fork_server is not None]
         for oldest in serving[:-_SERVERS_KEPT]:

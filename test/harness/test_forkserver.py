@@ -76,6 +76,28 @@ class ForkServerTests(unittest.TestCase):
         self.assertEqual(client.returncode, -signal.SIGTERM)
         self.assertFalse(_alive(worker))
 
+    def test_arguments_and_inherited_descriptors_reach_the_fork(self):
+        # As the collecting child is started: ``-c CODE ARGS``, with a pipe's end passed down.
+        read, write = os.pipe()
+        code = "import os, sys; os.write(int(sys.argv[2]), sys.argv[1].encode()); os.close(int(sys.argv[2]))"
+        command = [sys.executable, str(forkserver.CLIENT), str(self.server), "-c", code, "hello", str(write)]
+        client = subprocess.Popen(command, pass_fds=(write,), stderr=subprocess.PIPE, text=True)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            self.assertEqual(pipe.read(), b"hello")  # and then its end: no copy left open elsewhere
+        self.assertEqual(client.wait(timeout=60), 0, client.stderr.read())
+        client.stderr.close()
+
+    def test_a_fork_started_with_its_clients_environment(self):
+        # Not with what the server's imports added to its own since it started.
+        code = "import json; from harness.worker import forkserver; print(json.dumps(forkserver.environment_at_start()))"
+        client = _client(self.server, code)
+        out, err = client.communicate(timeout=60)
+        def own(environment: dict) -> dict:  # less what pytest sets, as the server compares them
+            return {name: value for name, value in environment.items() if not name.startswith(forkserver._SET_BY_PYTEST)}
+
+        self.assertEqual(own(json.loads(out)), own(os.environ), err)
+
     def test_a_worker_whose_client_died_is_killed(self):
         client = _client(self.server, "import os, time; print(os.getpid(), flush=True); time.sleep(60)")
         worker = int(client.stdout.readline())
@@ -115,6 +137,23 @@ class ForkServerTests(unittest.TestCase):
         client = _client(nowhere, "import sys; print('torch' in sys.modules)")
         out, err = client.communicate(timeout=60)
         self.assertEqual((client.returncode, out.strip()), (0, "False"), err)
+
+
+class PreforkedCollectionTests(unittest.TestCase):
+    def test_a_collecting_child_forked_from_the_preforked_server_serves_forked_workers(self):
+        from test.harness import preforked
+
+        preforked.interpreter()  # a combination's first collection starts an interpreter of its own
+        interpreter = preforked.interpreter()
+        self.assertEqual(interpreter[-2:-1], [str(forkserver.CLIENT)])
+        collected = collection.collect(settings.Settings({settings.BACKENDS: "eager"}), serve=True,
+                                       interpreter=interpreter)
+        self.addCleanup(collected.close)
+        self.assertEqual(collected.worker_start, "forked")
+        self.assertTrue(collected.tests)
+        client = _client(collected.fork_server.path, "import sys; print('harness.testcase.base' in sys.modules)")
+        out, err = client.communicate(timeout=60)
+        self.assertEqual(out.strip(), "True", err)
 
 
 class ExecnetBootstrapTests(unittest.TestCase):
