@@ -16,8 +16,9 @@ from harness.run import minify
 from test.harness.cli import spawn_cli
 from test.harness.faulty_backends import wrong_attention
 
-# Its own seconds (test/harness/budgets.py): 37 s measured 2026-11-29.
-TIME_BUDGET_S = 80
+# Its own seconds (test/harness/budgets.py): 74 s measured alone 2026-11-29 (the repro run
+# against aot_eager finds no difference and runs the op-sweep scenario itself: 30 s of it).
+TIME_BUDGET_S = 150
 
 FAULTY = "test.harness.faulty_backends:wrong_attention"
 
