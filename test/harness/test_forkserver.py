@@ -84,13 +84,15 @@ class ForkServerTests(unittest.TestCase):
         client = subprocess.Popen(command, pass_fds=(write,), stderr=subprocess.PIPE, text=True)
         os.close(write)
         with os.fdopen(read, "rb") as pipe:
-            self.assertEqual(pipe.read(), b"hello")  # and then its end: no copy left open elsewhere
+            self.assertEqual(pipe.read(), b"hello")
         self.assertEqual(client.wait(timeout=60), 0, client.stderr.read())
         client.stderr.close()
 
     def test_a_fork_started_with_its_clients_environment(self):
-        # Not with what the server's imports added to its own since it started.
-        code = "import json; from harness.worker import forkserver; print(json.dumps(forkserver.environment_at_start()))"
+        # Not with what imports add to os.environ after it started (torch's do, when the
+        # inductor cache is not set): the fork adds one, and must not report it.
+        code = ("import json, os; os.environ['ADDED_BY_AN_IMPORT'] = '1'; from harness.worker import forkserver; "
+                "print(json.dumps(forkserver.environment_at_start()))")
         client = _client(self.server, code)
         out, err = client.communicate(timeout=60)
         def own(environment: dict) -> dict:  # less what pytest sets, as the server compares them
@@ -151,9 +153,14 @@ class PreforkedCollectionTests(unittest.TestCase):
         self.addCleanup(collected.close)
         self.assertEqual(collected.worker_start, "forked")
         self.assertTrue(collected.tests)
-        client = _client(collected.fork_server.path, "import sys; print('harness.testcase.base' in sys.modules)")
+        # A worker's parent collected; the collecting process's own parent is the preforked server.
+        code = ("import os, sys; collector = os.getppid(); "
+                "print('harness.testcase.base' in sys.modules, open(f'/proc/{collector}/stat').read().rsplit(')', 1)[1].split()[1])")
+        client = _client(collected.fork_server.path, code)
         out, err = client.communicate(timeout=60)
-        self.assertEqual(out.strip(), "True", err)
+        imported, grandparent = out.split()
+        self.assertEqual(imported, "True", err)
+        self.assertIn(int(grandparent), {server.process.pid for server in preforked._servers.values()})
 
 
 class ExecnetBootstrapTests(unittest.TestCase):
