@@ -31,14 +31,60 @@ class NoGraphCaptured(AssertionError):
     """Dynamo ran the call eagerly: nothing about the backend was checked."""
 
 
+class _Slot:
+    """Where the ``index``-th tensor goes back into a call's arguments."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+_CONTAINERS = (tuple, list, dict)
+
+
+def _template(value: Any, tensors: list[torch.Tensor]) -> Any:
+    """``value`` with each tensor replaced by a _Slot (appended to ``tensors``); a container
+    holding no tensor stays the object it was (a torch.Size, a tuple of sizes)."""
+    if isinstance(value, torch.Tensor):
+        tensors.append(value)
+        return _Slot(len(tensors) - 1)
+    if type(value) not in _CONTAINERS:
+        return value
+    found = len(tensors)
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    filled = {key: _template(item, tensors) for key, item in items}
+    if len(tensors) == found:
+        return value
+    return filled if isinstance(value, dict) else type(value)(filled.values())
+
+
+def _filled(template: Any, tensors: tuple) -> Any:
+    if isinstance(template, _Slot):
+        return tensors[template.index]
+    if type(template) is dict:
+        return {key: _filled(item, tensors) for key, item in template.items()}
+    if type(template) in (tuple, list):
+        return type(template)([_filled(item, tensors) for item in template])
+    return template
+
+
 def _split(args: tuple, kwargs: dict) -> tuple[list[Any], Callable[[list[Any]], tuple[tuple, dict]]]:
-    """The tensor leaves of (args, kwargs), and how to put new tensors in their places."""
+    """The tensors of (args, kwargs), and how to put new tensors in their places.
+
+    Tensors inside other containers than tuples, lists and dicts (a namedtuple, a custom
+    pytree node) are found with torch's pytree; otherwise the rebuild is a few lines of plain
+    Python, which Dynamo traces in a fraction of the time pytree's unflattening costs it
+    (2 s against 13 s for the quick tier's 73 ops compiled as one function)."""
+    leaves = pytree.tree_leaves((args, kwargs))
+    tensors: list[torch.Tensor] = []
+    template = _template((args, kwargs), tensors)
+    if len(tensors) == sum(isinstance(leaf, torch.Tensor) for leaf in leaves):
+        return tensors, lambda values: _filled(template, tuple(values))
     leaves, spec = pytree.tree_flatten((args, kwargs))
     positions = [index for index, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
 
-    def rebuild(tensors: list[Any]) -> tuple[tuple, dict]:
+    def rebuild(values: list[Any]) -> tuple[tuple, dict]:
         filled = list(leaves)
-        for position, tensor in zip(positions, tensors):
+        for position, tensor in zip(positions, values):
             filled[position] = tensor
         return pytree.tree_unflatten(filled, spec)
 
