@@ -57,12 +57,14 @@ RUNS = "compiles and runs what it is given: no error, crash or hang"
 RUNS_ITSELF = "runs its graphs itself, not through PyTorch's eager kernels"
 OPTIONS = "compile options: an unknown one reported, each compile's own"
 DISTRIBUTED = "distributed training: each bucket's graph compiled, its gradients all-reduced"
+VALUE_DOMAINS = "each operator over every kind of value and dtype: exact where eager is exact"
+SUBNORMALS = "subnormal numbers kept, not flushed to zero"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
-    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED,
+    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -74,6 +76,9 @@ NO_CLAUSE = "no named clause (a finding: name the clause this check enforces)"
 # First match wins, so the narrower patterns come first.
 _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"leaked global state|changed by the call|mode after the call", STATE_AFTER),
+    # The value-domain check (harness/checks/value_domains.py): "<dtype> on <domain> values: ..."
+    (r"\bon [a-z ]+ values: .*subnormal values flushed to zero", SUBNORMALS),
+    (r"\bon [a-z ]+ values: ", VALUE_DOMAINS),
     (r"consumed random numbers|generator ended in a different state", RNG_STREAM),
     (r"same seed|dropout mask|dropped other elements|another mask|random values repeat|two seeded runs"
      r"|implausible fraction", RANDOM_OPS),

@@ -215,6 +215,14 @@ class BackendTestCase(DynamoTestCase):
         limit = share_limit.configured_limit()
         return None if limit is None else (limit, "--max-eager-share")
 
+    def accepted_value_differences(self) -> list[expectations.ValueDifference]:
+        """Every [[value_difference]] entry matching this test (harness/checks/value_domains.py)."""
+        values = {axis_.name: self.axis_value(axis_) or "" for axis_ in registry.AXES}
+        options = expectations.candidates(self.expectation_key(self._testMethodName), compat.TORCH_VERSION, values,
+                                          expectations.active_value_differences())
+        return [entry for entry in options
+                if entry.aot_autograd is None or entry.aot_autograd == self.backend_profile.uses_aot_autograd]
+
     def _check_eager_share(self) -> None:
         limit = self.eager_share_limit()
         if limit is None:

@@ -70,7 +70,13 @@ def _fields() -> dict[str, type]:
 
 def _limit_fields() -> dict[str, type]:
     return {**{key: kind for key, kind in _fields().items() if key != "status"}, "max": float}
-TABLES = ("expect", "eager_share")
+
+
+def _difference_fields() -> dict[str, type]:
+    return {**{key: kind for key, kind in _fields().items() if key != "status"}, "op": str, "domain": str}
+
+
+TABLES = ("expect", "eager_share", "value_difference")
 
 
 class ExpectationError(ValueError):
@@ -123,6 +129,20 @@ class ShareLimit(Expectation):
     max: float = 1.0
 
 
+@dataclass(frozen=True)
+class ValueDifference(Expectation):
+    """A ``[[value_difference]]`` entry: where the value-domain tests (harness/checks/
+    value_domains.py) of the tests it matches accept that an op (glob over OpInfo names)
+    differs from eager on a domain (glob over its names, "subnormal" for a backend that
+    flushes them); its ``status`` is "accept"."""
+
+    op: str = "*"
+    domain: str = "*"
+
+    def accepts(self, op: str, domain: str) -> bool:
+        return fnmatch.fnmatchcase(op, self.op) and fnmatch.fnmatchcase(domain, self.domain)
+
+
 def _entry_lines(text: str, table: str) -> list[tuple[int, dict[str, int]]]:
     """For each ``[[table]]`` in order: its header line and the line of each key."""
     tables: list[tuple[str, int, dict[str, int]]] = []
@@ -172,8 +192,9 @@ def _raw_entries(text: str, filename: str, table: str, fields: dict[str, type],
             if key not in raw:
                 fail(f"missing '{key}'")
         if not raw["reason"].strip():
-            fail("reason is empty; say why the test is expected to fail" if table == "expect"
-                 else "reason is empty; say why this limit", "reason")
+            fail({"expect": "reason is empty; say why the test is expected to fail",
+                  "eager_share": "reason is empty; say why this limit"}.get(
+                      table, "reason is empty; say why the difference is acceptable"), "reason")
         try:
             SpecifierSet(raw.get("torch", ""))
         except InvalidSpecifier:
@@ -200,6 +221,12 @@ def parse_share_limits(text: str, filename: str = "<expectations>") -> list[Shar
     return entries
 
 
+def parse_value_differences(text: str, filename: str = "<expectations>") -> list[ValueDifference]:
+    return [ValueDifference.of(source=source, status="accept", **{"test": "*", **raw})
+            for raw, source, _fail in _raw_entries(text, filename, "value_difference", _difference_fields(),
+                                                   ("reason",))]
+
+
 def files(project: str | os.PathLike | None = None) -> list[Path]:
     """The files that apply, the first match winning: the project's own (``project``, else
     the setting), then the bundled one."""
@@ -218,11 +245,13 @@ def _read(path: str | os.PathLike) -> tuple[str, str]:
 
 def load(path: str | os.PathLike | None = None, *, project: str | os.PathLike | None = None) -> list[Expectation]:
     """The [[expect]] entries of ``path`` alone, or else of every file that applies
-    (``files(project)``) in order; the [[eager_share]] entries are checked too."""
+    (``files(project)``) in order; the [[eager_share]] and [[value_difference]] entries are
+    checked too."""
     entries = []
     for each in [path] if path is not None else files(project):
         text, name = _read(each)
         parse_share_limits(text, name)
+        parse_value_differences(text, name)
         entries += parse(text, name)
     return entries
 
@@ -245,6 +274,17 @@ def active_share_limits() -> list[ShareLimit]:
     if _LOADED_LIMITS is None:
         _LOADED_LIMITS = [limit for path in files() for limit in parse_share_limits(*_read(path))]
     return _LOADED_LIMITS
+
+
+_LOADED_DIFFERENCES: list[ValueDifference] | None = None
+
+
+def active_value_differences() -> list[ValueDifference]:
+    """The [[value_difference]] entries of the same files, in the same order."""
+    global _LOADED_DIFFERENCES
+    if _LOADED_DIFFERENCES is None:
+        _LOADED_DIFFERENCES = [entry for path in files() for entry in parse_value_differences(*_read(path))]
+    return _LOADED_DIFFERENCES
 
 
 def candidates(test_key: str, torch_version: Version, values: Mapping[str, str | None],

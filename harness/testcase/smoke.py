@@ -34,7 +34,7 @@ from harness.checks.clauses import (
     AUTOGRAD_METADATA, CALL_INDEPENDENCE, CALLER_STATE, CHANGING_INPUTS, CRASHES, DISTRIBUTED, DOUBLE_BACKWARD, DTYPE,
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
-    STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, VALUES,
+    STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
@@ -105,6 +105,12 @@ PICKS = (
     Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_conv_transpose2d", (REAL_MODELS,)),
     Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_batch_norm", (REAL_MODELS, MUTATIONS_APPLIED)),
     Pick("test_op_sweep.OpSweepTests.test_op_nn_functional_upsample_bilinear", (REAL_MODELS,)),
+    # Kinds of value and dtypes (harness/checks/value_domains.py): the cheapest of the sweep's
+    # value-domain tests, 1-4 s each on aot_eager (test_values_float32 takes 12 s).
+    Pick("test_op_sweep.OpSweepTests.test_subnormals_float32", (SUBNORMALS,)),
+    Pick("test_op_sweep.OpSweepTests.test_values_int64", (VALUE_DOMAINS,)),
+    Pick("test_op_sweep.OpSweepTests.test_values_int8", (VALUE_DOMAINS,)),
+    Pick("test_op_sweep.OpSweepTests.test_values_complex64", (VALUE_DOMAINS,)),
     # A real model trained: forward, loss and backward in one compiled step.
     Pick("test_models.ModelTests.test_lstm_language_model_train", (REAL_MODELS,)),
     # An unknown option reported, and the next compile free of it.

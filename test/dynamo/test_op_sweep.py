@@ -17,7 +17,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, device, dtypes, for_each_backend, settings, variants
-from harness.checks.opcheck import op_check, random_op_check
+from harness.checks import value_domains
+from harness.checks.opcheck import OpCheckFailure, op_check, random_op_check
 
 SWEEP_ENV = settings.OP_SWEEP
 TIERS = ("quick", "full", "none")
@@ -178,6 +179,23 @@ def with_special_values(sample) -> tuple[tuple, dict]:
     return args, kwargs
 
 
+# The tests of the ops over the value domains of harness/checks/value_domains.py, the ops
+# compiled together, one compile per test:
+# * test_values_float32: every op of these categories, every domain but the subnormal
+#   numbers, with gradients;
+# * test_values_<dtype>, for the catalogue's other dtypes: in the quick tier each op in one of
+#   them (taken in turn, among those it supports), so that every dtype meets ops of several
+#   categories within the default run's budget; in the full tier every op in every one;
+# * test_subnormals_float32 (and, in the full tier, of each floating dtype): subnormal inputs,
+#   forward only. A test of its own, since flushing them is a choice some hardware makes: a
+#   backend's expectations accept it by that name.
+# Not the random ops, whose draws eager and a backend may make differently.
+VALUE_DOMAIN_CATEGORIES = tuple(category for category in QUICK_TIER if category != "random")
+SUBNORMAL = "subnormal"
+# In the quick tier, the subnormal test's ops: the arithmetic, where a flush shows first.
+QUICK_SUBNORMAL_CATEGORIES = ("unary pointwise", "binary pointwise", "reductions")
+
+
 def _make_test(test_name: str, label: str, find_op, samples: int, gradient_samples: int,
                special_values: bool = False):
     """The test of the OpInfo ``find_op()`` returns (None: this torch has none by that name);
@@ -248,7 +266,66 @@ class OpSweepTests(BackendTestCase):
         op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
 
 
+    def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
+        """The ops the tier gives ``dtype`` (value_domain_ops), each on its first sample in that
+        dtype, over the value domains (the subnormal numbers only, or all others), compiled
+        together; gradients in float32 outside the subnormal test, where an op has them."""
+        if self.dtype != torch.float32:
+            self.skipTest("the value-domain tests choose their own dtypes: they run in the float32 classes")
+        where = device.selected_type()
+        gradients = dtype == torch.float32 and not subnormals
+        calls = []
+        for category, op in value_domain_ops(dtype, subnormals):
+            grad = gradients and op.supports_autograd and dtype in op.supported_backward_dtypes(where)
+            sample = next(iter(op.sample_inputs(device.selected_name(), dtype, requires_grad=grad)), None)
+            if sample is None:
+                continue
+            args, kwargs = (sample.input, *sample.args), sample.kwargs
+            calls.append(value_domains.Call(op.name, op.op, *((args, kwargs) if grad else _without_grad(args, kwargs)),
+                                            every_operand=category in value_domains.OPERAND_CATEGORIES))
+        if not calls:
+            self.skipTest(f"no op of the tier has {dtype} samples on {where}")
+        domains = tuple(domain for domain in value_domains.CATALOGUE if (domain.name == SUBNORMAL) == subnormals)
+        found = value_domains.batch_check(calls, self.counter, domains=domains, gradients=gradients, testcase=self)
+        accepted = self.accepted_value_differences()
+        problems = [str(each) for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
+        if problems:
+            raise OpCheckFailure(f"{str(dtype).removeprefix('torch.')}: " + "; ".join(problems))
+
+
+def value_domain_ops(dtype: torch.dtype, subnormals: bool) -> list[tuple[str, object]]:
+    """(category, OpInfo) of the ops a value-domain test of ``dtype`` checks in this tier."""
+    where = device.selected_type()
+    categories = QUICK_SUBNORMAL_CATEGORIES if subnormals and tier() == "quick" else VALUE_DOMAIN_CATEGORIES
+    chosen = []
+    others = [other for other in value_domains.DTYPES if other != torch.float32]
+    for index, (category, name) in enumerate((category, name) for category in categories
+                                             for name in QUICK_TIER[category]):
+        op = _quick_op(name)
+        if op is None or hands_to_seeding_wrapper(op.op) or not op.supports_dtype(dtype, where):
+            continue
+        if tier() == "quick" and dtype != torch.float32:
+            supported = [other for other in others if op.supports_dtype(other, where)]
+            if supported[index % len(supported)] != dtype:  # this op's turn is another dtype's
+                continue
+        chosen.append((category, op))
+    return chosen
+
+
+def _values_test(dtype: torch.dtype, subnormals: bool):
+    def test(self):
+        self.check_ops_on_value_domains(dtype, subnormals)
+
+    name = str(dtype).removeprefix("torch.")
+    test.__name__ = f"test_{'subnormals' if subnormals else 'values'}_{name}"
+    test.__doc__ = (f"the ops on subnormal {name} numbers" if subnormals
+                    else f"the ops over the value domains in {name}")
+    return test
+
+
 def _populate() -> None:
+    if tier() == "none":
+        return
     full = tier() == "full"
     samples = FULL_SAMPLES if full else QUICK_SAMPLES
     gradient_samples = FULL_SAMPLES if full else QUICK_GRADIENT_SAMPLES
@@ -261,6 +338,12 @@ def _populate() -> None:
             setattr(OpSweepTests, special, _make_test(special, f"'{name}' on NaN and infinities",
                                                       lambda name=name: _quick_op(name), samples, gradient_samples,
                                                       special_values=True))
+    for dtype in value_domains.DTYPES:
+        subnormal_tests = dtype.is_floating_point and (full or dtype == torch.float32)
+        for subnormals in (False, True) if subnormal_tests else (False,):
+            test = _values_test(dtype, subnormals)
+            setattr(OpSweepTests, test.__name__, test)
+    if tier() == "quick":
         return
     for op in selected_ops():
         label = f"'{op.name}'" + (f" ({op.variant_test_name})" if op.variant_test_name else "")

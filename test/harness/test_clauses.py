@@ -67,6 +67,12 @@ class ClauseOfResultTests(unittest.TestCase):
             ("AssertionError: generated program disagrees with eager: output[2]: dtype differs from eager",
              clauses.DTYPE),
             ("AssertionError: the backend ran part of its graphs eagerly: 3 of 4 ops [max 0.2]", clauses.RUNS_ITSELF),
+            ("OpCheckFailure: float32: sin on subnormal values: output[0]: subnormal values flushed to zero at 3 "
+             "of 4 positions (eager keeps them)", clauses.SUBNORMALS),
+            ("OpCheckFailure: int8: clamp on small values: outputs differ between eager and the compiled call",
+             clauses.VALUE_DOMAINS),
+            ("OpCheckFailure: float32: sum on negative zero values: output[0]: the sign of zero differs from eager",
+             clauses.VALUE_DOMAINS),
         ]:
             with self.subTest(reason=reason):
                 test = _result(OUTPUT_TEST, reason)

@@ -13,7 +13,8 @@ from unittest import mock
 from packaging.version import Version
 
 from harness.testcase import expectations
-from harness.testcase.expectations import Expectation, ExpectationError, candidates, decide, parse
+from harness.testcase.expectations import (Expectation, ExpectationError, candidates, decide, parse,
+                                           parse_value_differences)
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
 TIME_BUDGET_S = 10
@@ -105,6 +106,25 @@ class ParseTests(unittest.TestCase):
 
     def test_entry_that_is_not_a_table(self):
         self.assertParseError('expect = ["m.F.test_x"]\n', 1, r"must be a table")
+
+
+class ValueDifferenceTests(unittest.TestCase):
+    def test_an_entry_accepts_its_op_and_domain_and_defaults_to_every_test(self):
+        entry, = parse_value_differences(
+            '[[value_difference]]\nbackend = "mine"\ndomain = "sub*"\nreason = "we flush them"\n', FILE)
+        self.assertEqual((entry.test, entry.status, entry.pattern("backend"), entry.source),
+                         ("*", "accept", "mine", f"{FILE}:1"))
+        self.assertTrue(entry.accepts("erf", "subnormal"))
+        self.assertFalse(entry.accepts("erf", "negative zero"))
+
+    def test_mistakes_are_one_line_with_their_place(self):
+        for text, pattern in (('[[value_difference]]\nop = "sum"\n', r"^x\.toml:1: missing 'reason'"),
+                              ('[[value_difference]]\nstatus = "xfail"\nreason = "r"\n',
+                               r"^x\.toml:2: unknown key 'status'"),
+                              ('[[value_difference]]\nreason = " "\n', r"^x\.toml:2: reason is empty; say why the "
+                                                                        r"difference is acceptable")):
+            with self.subTest(text=text), self.assertRaisesRegex(ExpectationError, pattern):
+                parse_value_differences(text, "x.toml")
 
 
 class MatchTests(unittest.TestCase):

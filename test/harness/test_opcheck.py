@@ -7,9 +7,11 @@ import unittest
 import torch
 
 from harness import compat
+from harness.checks import value_domains
 from harness.checks.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
 from test.harness.faulty_backends import (
-    keeps_its_own_generator, memoizes_on_shapes, replays_random_draws, wrong_gradients, wrong_values)
+    keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes, replays_random_draws, wrong_gradients,
+    wrong_values)
 
 # Its own seconds (test/harness/budgets.py): 6 s measured 2026-11-29.
 TIME_BUDGET_S = 20
@@ -99,6 +101,62 @@ class RandomOpCheckTests(unittest.TestCase):
     def test_gradients_not_through_the_forward_draws_are_caught(self):
         with self.assertRaisesRegex(OpCheckFailure, r"the gradient does not follow the forward's draws"):
             random_op_check(_dropout, (self.x,), {}, wrong_gradients)
+
+
+class ValueDomainTests(unittest.TestCase):
+    """harness.checks.value_domains: the catalogue laid over a call, the exact judging, and
+    the ops compiled together."""
+
+    def setUp(self):
+        compat.reset_dynamo()
+        self.addCleanup(compat.reset_dynamo)
+
+    def test_values_are_laid_in_turn_keeping_layout_and_requires_grad(self):
+        base = torch.zeros(4, 3).t().requires_grad_()
+        filled = value_domains.filled(base, (1.0, -0.0, 2.5), shift=1)
+        self.assertEqual((filled.shape, filled.stride(), filled.requires_grad), (base.shape, base.stride(), True))
+        self.assertEqual(filled.detach().reshape(-1).tolist()[:4], [-0.0, 2.5, 1.0, -0.0])
+        self.assertTrue(torch.signbit(filled.detach().reshape(-1)[0]))
+
+    def test_only_pointwise_operands_beyond_the_data_and_one_sign_of_large_values_elsewhere(self):
+        data, weight, index = torch.ones(6), torch.ones(6), torch.arange(6)
+        large, = [domain for domain in value_domains.CATALOGUE if domain.name == "large"]
+        pointwise = value_domains.with_domain([data, weight, index], large, every_operand=True)
+        other = value_domains.with_domain([data, weight, index], large, every_operand=False)
+        self.assertTrue(bool((pointwise[1] != 1).all()) and bool((pointwise[0] < 0).any()))
+        self.assertTrue(torch.equal(other[1], weight) and torch.equal(other[2], index))
+        self.assertTrue(bool((other[0] > 0).all()))
+
+    def test_the_sign_of_zero_and_flushed_subnormals_are_named(self):
+        tiny = torch.finfo(torch.float32).smallest_normal / 4
+        self.assertRegex(value_domains.exact_mismatch(torch.tensor([-0.0, 1.0]), torch.tensor([0.0, 1.0])),
+                         r"^output\[0\]: the sign of zero differs from eager at 1 of 2 positions")
+        self.assertRegex(value_domains.exact_mismatch([torch.tensor([tiny])], [torch.tensor([0.0])]),
+                         r"subnormal values flushed to zero at 1 of 1 positions")
+        self.assertIsNone(value_domains.exact_mismatch(torch.tensor([tiny, -0.0]), torch.tensor([tiny, -0.0])))
+
+    def test_ops_checked_together_pass_on_aot_eager_and_each_fault_is_named_by_op_and_domain(self):
+        calls = [value_domains.Call("neg", torch.neg, (torch.randn(8),), {}, every_operand=True),
+                 value_domains.Call("add", torch.add, (torch.randn(8), torch.randn(8)), {}, every_operand=True),
+                 value_domains.Call("sum", torch.sum, (torch.randn(2, 4),), {"dim": 1})]
+        self.assertEqual(value_domains.batch_check(calls, "aot_eager"), [])
+        found = value_domains.batch_check(calls, loses_negative_zero)
+        self.assertIn(("neg", "small"), {(each.op, each.domain) for each in found})
+        self.assertTrue(all("sign of zero" in each.what for each in found), found)
+        with self.assertRaises(NoGraphCaptured):  # no domain called the compiled ops
+            value_domains.batch_check(calls, "aot_eager", domains=())
+
+    def test_an_op_whose_compile_fails_is_named_and_the_others_still_judged(self):
+        def refuses_sub(gm, example_inputs):
+            if any(node.target in (torch.sub, torch.ops.aten.sub.Tensor) for node in gm.graph.nodes):
+                raise RuntimeError("no kernel for sub")
+            return gm.forward
+
+        calls = [value_domains.Call("sub", torch.sub, (torch.randn(4), torch.randn(4)), {}, every_operand=True),
+                 value_domains.Call("neg", torch.neg, (torch.randn(4),), {}, every_operand=True)]
+        found = value_domains.batch_check(calls, refuses_sub, domains=value_domains.CATALOGUE[:1])
+        self.assertEqual([(each.op, each.domain) for each in found], [("sub", "small")])
+        self.assertRegex(found[0].what, r"^compiled call raised \w+: .*no kernel for sub")
 
 
 if __name__ == "__main__":

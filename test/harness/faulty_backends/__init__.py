@@ -81,7 +81,12 @@ from test.harness.faulty_backends.options import ignores_options, keeps_first_op
 from test.harness.faulty_backends.perf import keeps_activation_copies, runs_forward_twice, sleeps_per_call
 from test.harness.faulty_backends.real_data import (
     breaks_ties_last,
+    drops_imaginary_parts,
+    flushes_subnormals,
+    integers_through_float32,
     loses_duplicate_writes,
+    loses_negative_zero,
+    saturates_8_bit,
     skips_nan_in_reductions,
     wrong_past_2_to_the_16,
 )
@@ -136,6 +141,11 @@ __all__ = [
     "loses_duplicate_writes",
     "breaks_ties_last",
     "wrong_past_2_to_the_16",
+    "flushes_subnormals",
+    "loses_negative_zero",
+    "integers_through_float32",
+    "saturates_8_bit",
+    "drops_imaginary_parts",
     # isolation
     "breaks_after_float64",
     "HANGING_OP",

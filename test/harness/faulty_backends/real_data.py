@@ -164,3 +164,75 @@ wrong_past_2_to_the_16 = aot_autograd(fw_compiler=_wrapping_forward, inference_c
 wrong_past_2_to_the_16.__doc__ = f"""Breaks: *tensors of any size*. Every floating result of a
 forward graph is 5% off from element {WRAP} on, as a kernel whose element index is 16 bits wide;
 smaller results are right."""
+
+
+# -- kinds of value and dtypes (harness/checks/value_domains.py) --------------------------------
+
+
+def _mapping_forward(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
+    """An AOTAutograd backend whose forward graphs run as traced, each tensor they return
+    then passed through ``transform``; backward graphs as traced."""
+
+    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        forward = make_boxed_func(gm.forward)
+
+        def run(args):
+            return [transform(value) if isinstance(value, torch.Tensor) else value for value in forward(args)]
+
+        run._boxed_call = True
+        return run
+
+    return aot_autograd(fw_compiler=compile_graph, inference_compiler=compile_graph, bw_compiler=_replacing({}),
+                        keep_inference_input_mutations=True)
+
+
+def _flush_subnormals(value: torch.Tensor) -> torch.Tensor:
+    if not value.is_floating_point():
+        return value
+    return torch.where(value.abs() < torch.finfo(value.dtype).smallest_normal, value * 0, value)
+
+
+def _unsigned_zeros(value: torch.Tensor) -> torch.Tensor:
+    return value + 0.0 if value.is_floating_point() else value
+
+
+def _through_float32(value: torch.Tensor) -> torch.Tensor:
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        return value
+    return value.to(torch.float32).to(value.dtype)
+
+
+def _saturating_8_bit(value: torch.Tensor) -> torch.Tensor:
+    if value.dtype == torch.int8:
+        return value.clamp(-127, 127)
+    return value.clamp(max=254) if value.dtype == torch.uint8 else value
+
+
+def _real_part_only(value: torch.Tensor) -> torch.Tensor:
+    return torch.complex(value.real, torch.zeros_like(value.real)) if value.is_complex() else value
+
+
+flushes_subnormals = _mapping_forward(_flush_subnormals)
+flushes_subnormals.__doc__ = """Breaks: *subnormal numbers are kept*. Every floating result
+smaller than the dtype's smallest normal number becomes zero (of its sign), as hardware
+running with flush-to-zero does; normal numbers are right."""
+
+loses_negative_zero = _mapping_forward(_unsigned_zeros)
+loses_negative_zero.__doc__ = """Breaks: *the sign of zero*. Every floating result has 0.0
+added, which turns -0.0 into +0.0 (a compiler that folds x + 0.0 the wrong way round, or
+initializes an accumulator with +0.0); every other value is right."""
+
+integers_through_float32 = _mapping_forward(_through_float32)
+integers_through_float32.__doc__ = """Breaks: *integers are exact*. Every integer result goes
+through float32 and back, as a runtime whose only arithmetic is float32: integers past 2^24
+come back rounded; smaller ones are right."""
+
+saturates_8_bit = _mapping_forward(_saturating_8_bit)
+saturates_8_bit.__doc__ = """Breaks: *8-bit integers hold their whole range*. int8 results
+are clamped to [-127, 127] and uint8 ones to [0, 254], as saturating instructions with an
+off-by-one bound; every other value is right."""
+
+drops_imaginary_parts = _mapping_forward(_real_part_only)
+drops_imaginary_parts.__doc__ = """Breaks: *complex numbers*. Complex results keep their real
+part and lose their imaginary one, as a runtime that stores complex tensors as real ones;
+real tensors are right."""

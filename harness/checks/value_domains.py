@@ -1,0 +1,300 @@
+"""The values real programs feed an operator, as one catalogue, and the check of an operator
+over all of them.
+
+An operator's own samples are random numbers of moderate size; kernels go wrong elsewhere:
+on NaN, infinities, numbers past a type's range, subnormal numbers, negative zero, ties,
+integers past 2^31 or at the edges of 8-bit types, and in dtypes other than float32. Each
+``Domain`` below is one such kind of value: a reader sees the whole catalogue here, and a
+new kind is one more entry. ``domain_check`` compiles an operator once per dtype at its
+sample's shape and feeds it every domain that applies, in one call each, so a domain costs
+an eager and a compiled call rather than a compile; a domain whose values eager rejects
+(an index out of range, a negative size) is passed over, since there is nothing to compare.
+
+Judging (``exact_mismatch``): integers and booleans bit for bit; floats within the dtype's
+tolerance (half precision no worse than eager against float64, as op_check judges it), and
+beyond it exactly where eager is exact: NaN where eager has NaN, infinities of eager's sign,
+the sign of every zero, and no subnormal result flushed to zero. Flushing subnormals is a
+legitimate choice for some hardware, so it is reported in words of its own (clause
+``subnormal numbers kept``, harness/checks/clauses.py), which a backend's expectations
+accept by test name (``test_op_*_values``); it is never silently equal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch.utils._pytree as pytree
+
+# The dtypes an operator is checked in, beside float32, where OpInfo says it supports them.
+# Half precision is judged against float64, as the sweep's half-precision runs are.
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.int32,
+          torch.int8, torch.uint8, torch.bool)
+
+FLOATING = "floating"
+INTEGER = "integer"
+KINDS = {torch.bool: "bool"}
+
+
+def kind(dtype: torch.dtype) -> str:
+    if dtype.is_floating_point or dtype.is_complex:
+        return FLOATING
+    return KINDS.get(dtype, INTEGER)
+
+
+def _subnormals(dtype: torch.dtype) -> tuple[float, ...]:
+    smallest_normal = torch.finfo(dtype).smallest_normal
+    tiny = torch.finfo(dtype).smallest_normal * torch.finfo(dtype).eps  # the smallest subnormal
+    return (smallest_normal / 2, -smallest_normal / 2, tiny, -tiny, smallest_normal / 3, tiny * 3,
+            smallest_normal, 1.0, -1.0)
+
+
+def _large(dtype: torch.dtype) -> tuple[float, ...] | None:
+    if dtype == torch.bool:
+        return None
+    if dtype == torch.float16:  # 1e20 is past its range: the largest it holds, and OpInfo's large float16 values
+        return (-60000.0, 60000.0, 13437.7, -1001.2, 501.0)
+    if dtype.is_floating_point or dtype.is_complex:
+        # OpInfo's large values. Not the type's largest: where two equivalent formulas add such
+        # numbers, one overflows and the other does not, and neither is wrong.
+        return (-1e20, 1e20, 4988429.2, -4988429.2, -13437.7, 501.0)
+    info = torch.iinfo(dtype)
+    past_31 = (2**31 + 5, -(2**31) - 7, 2**40 + 1) if info.bits == 64 else ()
+    return (info.max, info.min, info.max - 1, info.min + 1, *past_31, 0, 1)
+
+
+def _small(dtype: torch.dtype) -> tuple[float, ...]:
+    if dtype == torch.bool:
+        return (False, True, True, False, False)
+    if dtype.is_floating_point or dtype.is_complex:
+        return (0.0, -0.0, 0.001, -0.001, 0.25, -0.25, 1.0, -1.0, math.pi / 2, -math.pi / 2, math.pi, -math.pi)
+    if dtype == torch.uint8:
+        return (0, 1, 55, 127, 128, 190, 254, 255)
+    return (0, -1, 1, -55, 55, -127, 127, -128)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A kind of value: ``values(dtype)`` the numbers laid over the operator's inputs
+    (cycled through each tensor, element by element), or None where the kind does not exist
+    in that dtype."""
+
+    name: str
+    why: str
+    values: Callable[[torch.dtype], tuple | None]
+    # Outside pointwise arithmetic, the magnitudes only: summing numbers of both signs around
+    # 1e20 cancels them, and then any other order of the sum (a backend's right) changes the
+    # answer wholesale. OpInfo gives its large values to elementwise ops alone.
+    one_sign_beyond_pointwise: bool = False
+
+
+CATALOGUE = (
+    Domain("small", "PyTorch's OpInfo small values: zeros of both signs, near-zero, one, multiples of pi",
+           _small),
+    Domain("large", "past the range the samples use: 1e20 (in float16, 60000); for integers the type's edges "
+           "and (int64) past 2^31", _large, one_sign_beyond_pointwise=True),
+    Domain("extremal", "NaN and both infinities among ordinary numbers",
+           lambda dtype: (math.nan, math.inf, -math.inf, 1.0, -2.5, 0.5) if kind(dtype) == FLOATING else None),
+    Domain("subnormal", "numbers below the smallest normal one, which hardware may flush to zero",
+           lambda dtype: _subnormals(dtype) if dtype.is_floating_point else None),
+    Domain("negative zero", "-0.0, whose sign decides atan2, division, copysign and the sign of a product",
+           lambda dtype: (-0.0, -0.0, 0.0, -1.0, 2.0, -0.0) if kind(dtype) == FLOATING else None),
+    Domain("ties", "repeated values: sorting, ranking and arg-reductions must break ties as eager does",
+           lambda dtype: (True, False) if dtype == torch.bool else (3, 3, 1, 1, 3, 2)),
+)
+OPERAND_CATEGORIES = ("unary pointwise", "binary pointwise")  # where every tensor is an operand
+
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How one op's compiled call differed from eager on one domain."""
+
+    op: str
+    domain: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.op} on {self.domain} values: {self.what}"
+
+
+def filled(tensor: torch.Tensor, values: tuple, shift: int = 0) -> torch.Tensor:
+    """A copy of ``tensor`` (its shape, strides and requires_grad) holding ``values`` in turn,
+    starting ``shift`` places along, so that two operands pair different values."""
+    flat = torch.tensor([values[(index + shift) % len(values)] for index in range(tensor.numel())],
+                        dtype=torch.float64 if kind(tensor.dtype) == FLOATING else torch.int64)
+    out = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device)
+    with torch.no_grad():
+        out.copy_(flat.reshape(tensor.shape).to(tensor.dtype) if tensor.numel() else flat.reshape(tensor.shape))
+    return out.requires_grad_(tensor.requires_grad)
+
+
+def with_domain(tensors: list[Any], domain: Domain, every_operand: bool) -> list[Any] | None:
+    """The operator's tensors with the domain's values laid over the data input (the first:
+    its other tensors are weights, bounds and indices, which real data does not carry) and,
+    with ``every_operand`` (the operands of pointwise arithmetic), over every tensor of its
+    dtype; None where the domain has no values for the data's dtype."""
+    data = tensors[0]
+    values = domain.values(data.dtype)
+    if values is None:
+        return None
+    if domain.one_sign_beyond_pointwise and not every_operand and kind(data.dtype) == FLOATING:
+        values = tuple(dict.fromkeys(abs(value) for value in values))
+    result = list(tensors)
+    for index, tensor in enumerate(tensors):
+        if index == 0 or (every_operand and isinstance(tensor, torch.Tensor) and tensor.dtype == data.dtype):
+            result[index] = filled(tensor, values, shift=3 * index)
+    return result
+
+
+def exact_mismatch(want: Any, got: Any) -> str | None:
+    """Where eager is exact, the compiled results must be too: the first such difference,
+    in words, or None. Values within tolerance are op_check's to judge; this looks at what
+    a tolerance lets through: the sign of zeros and subnormal numbers flushed to zero."""
+    for index, (expected, actual) in enumerate(zip(pytree.tree_leaves(want), pytree.tree_leaves(got))):
+        if not (isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor)):
+            continue
+        if expected.shape != actual.shape or not expected.dtype.is_floating_point or actual.dtype != expected.dtype:
+            continue
+        expected, actual = expected.detach(), actual.detach()
+        both_zero = (expected == 0) & (actual == 0)
+        signs = (torch.signbit(expected) != torch.signbit(actual)) & both_zero
+        if bool(signs.any()):
+            return (f"output[{index}]: the sign of zero differs from eager at {int(signs.sum())} of "
+                    f"{expected.numel()} positions")
+        smallest_normal = torch.finfo(expected.dtype).smallest_normal
+        flushed = (expected != 0) & (expected.abs() < smallest_normal) & (actual == 0)
+        if bool(flushed.any()):
+            return (f"output[{index}]: subnormal values flushed to zero at {int(flushed.sum())} of "
+                    f"{expected.numel()} positions (eager keeps them)")
+    return None
+
+
+@dataclass
+class Call:
+    """One operator's call among those checked together: its name in the report, the
+    operator, its sample's arguments, and whether every tensor of the sample's dtype is an
+    operand (with_domain)."""
+
+    name: str
+    func: Callable
+    args: tuple
+    kwargs: dict
+    every_operand: bool = False
+
+
+def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = CATALOGUE,
+                gradients: bool = False, testcase=None, tolerance_scale: float = 10.0) -> list[Difference]:
+    """Every call, over every domain, compared with eager: outputs, inputs after the call and,
+    with ``gradients``, the gradients of each call's summed absolute outputs. The calls are
+    compiled together, one graph for all of them (a compile per operator would cost a
+    backend's whole compile pipeline dozens of times); where the compiled batch raises, each
+    call is compiled alone to say which. Returns what differed; raises NoGraphCaptured when
+    the backend received no graph."""
+    from harness.checks import opcheck
+    from harness.measure.counters import CompileCounterWithBackend
+
+    flattened = [opcheck._flattened(call.func, call.args, call.kwargs) for call in calls]
+    counter = CompileCounterWithBackend(backend)
+    compiled_for: dict[tuple[int, ...], Callable] = {}
+
+    def compiled(chosen: tuple[int, ...]) -> Callable:
+        if chosen not in compiled_for:
+            sizes = [len(flattened[index][0]) for index in chosen]
+
+            def together(*tensors):
+                outputs, start = [], 0
+                for index, size in zip(chosen, sizes):
+                    outputs.append(flattened[index][1](*tensors[start:start + size]))
+                    start += size
+                return outputs
+
+            compiled_for[chosen] = torch.compile(together, backend=counter, **opcheck._compile_kwargs(testcase))
+        return compiled_for[chosen]
+
+    from harness import compat
+
+    compat.reset_dynamo()
+    problems = []
+    for domain in domains:
+        inputs, expected = {}, {}
+        for index, (call, (tensors, flat_fn)) in enumerate(zip(calls, flattened)):
+            if not tensors or not isinstance(tensors[0], torch.Tensor):
+                continue
+            filled_inputs = with_domain(tensors, domain, call.every_operand)
+            if filled_inputs is None:
+                continue
+            eager_inputs = opcheck._fresh_copies(filled_inputs)
+            try:
+                expected[index] = (*opcheck._forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
+            except Exception:  # eager rejects these values (an index out of range): nothing to compare
+                continue
+            inputs[index] = filled_inputs
+        chosen = tuple(inputs)
+        if not chosen:
+            continue
+        try:
+            actual = _call_together(compiled(chosen), [inputs[index] for index in chosen], gradients)
+        except Exception:  # compile each alone, to say which raised
+            actual = []
+            for index in chosen:
+                try:
+                    actual += _call_together(compiled((index,)), [inputs[index]], gradients)
+                except Exception as error:
+                    actual.append(error)
+        for index, got in zip(chosen, actual):
+            problem = _judge(expected[index], got, inputs[index], flattened[index][1], gradients, testcase,
+                             tolerance_scale)
+            if problem:
+                problems.append(Difference(calls[index].name, domain.name, problem))
+    opcheck._graphs(counter)
+    return problems
+
+
+def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool) -> list[tuple]:
+    """(outputs, gradients, inputs after the call) of each call, from one call of the batch."""
+    from harness.checks import opcheck
+
+    copies = [opcheck._fresh_copies(each) for each in inputs]
+    outputs = function(*(tensor for each in copies for tensor in each))
+    if not gradients:
+        return [(output, None, each) for output, each in zip(outputs, copies)]
+    results = []
+    losses = [opcheck._loss(output) for output in outputs]
+    wrt = [tensor for each in copies for tensor in each if tensor.requires_grad]
+    total = sum((loss for loss in losses if loss is not None), torch.zeros(()))
+    grads = dict(zip(map(id, wrt), torch.autograd.grad(total, wrt, allow_unused=True))) if wrt and \
+        total.requires_grad else {}
+    for output, each in zip(outputs, copies):
+        results.append((output, tuple(grads.get(id(tensor)) for tensor in each if tensor.requires_grad), each))
+    return results
+
+
+def _judge(expected: tuple, got: Any, inputs: list[Any], flat_fn: Callable, gradients: bool, testcase,
+           tolerance_scale: float) -> str | None:
+    """How one call's compiled results differ from eager's, in words, or None."""
+    from harness.checks import accuracy, opcheck
+
+    if isinstance(got, Exception):
+        lines = [line.strip() for line in str(got).strip().splitlines() if line.strip()]
+        return f"compiled call raised {type(got).__name__}: {' '.join(lines[:2])}"
+    want_out, want_grads, eager_inputs = expected
+    got_out, got_grads, compiled_inputs = got
+    compare = opcheck._comparer(testcase, tolerance_scale)
+    try:
+        truth = accuracy.in_float64(inputs)
+        compare("outputs", want_out, got_out, reference=lambda: opcheck._forward_backward(flat_fn, truth, False)[0])
+        compare("inputs after the call", eager_inputs, compiled_inputs)
+        if gradients and want_grads is not None:
+            compare("gradients", opcheck._defined(want_grads), opcheck._defined(got_grads or ()))
+        # Outputs only: a derivative formula's sign of zero is its own choice (prod's, where an
+        # input is zero, differs between eager's kernel and its decomposition).
+        exact = exact_mismatch(want_out, got_out)
+        if exact:
+            return exact
+    except AssertionError as error:
+        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+        return " ".join(lines[:3])
+    return None
