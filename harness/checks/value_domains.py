@@ -5,10 +5,11 @@ An operator's own samples are random numbers of moderate size; kernels go wrong 
 on NaN, infinities, numbers past a type's range, subnormal numbers, negative zero, ties,
 integers past 2^31 or at the edges of 8-bit types, and in dtypes other than float32. Each
 ``Domain`` below is one such kind of value: a reader sees the whole catalogue here, and a
-new kind is one more entry. ``domain_check`` compiles an operator once per dtype at its
-sample's shape and feeds it every domain that applies, in one call each, so a domain costs
-an eager and a compiled call rather than a compile; a domain whose values eager rejects
-(an index out of range, a negative size) is passed over, since there is nothing to compare.
+new kind is one more entry. ``batch_check`` compiles several operators together, once, at
+their samples' shapes and dtype, and feeds them every domain that applies, in one call each,
+so a domain costs an eager and a compiled call rather than a compile; a domain whose values
+eager rejects (an index out of range, a negative size) is passed over for that operator,
+since there is nothing to compare.
 
 Judging (``exact_mismatch``): integers and booleans bit for bit; floats within the dtype's
 tolerance (half precision no worse than eager against float64, as op_check judges it), and
@@ -16,7 +17,8 @@ beyond it exactly where eager is exact: NaN where eager has NaN, infinities of e
 the sign of every zero, and no subnormal result flushed to zero. Flushing subnormals is a
 legitimate choice for some hardware, so it is reported in words of its own (clause
 ``subnormal numbers kept``, harness/checks/clauses.py), which a backend's expectations
-accept by test name (``test_op_*_values``); it is never silently equal.
+accept by name (``[[value_difference]]`` with ``domain = "subnormal"``); it is never
+silently equal.
 """
 
 from __future__ import annotations
@@ -107,7 +109,6 @@ CATALOGUE = (
 OPERAND_CATEGORIES = ("unary pointwise", "binary pointwise")  # where every tensor is an operand
 
 
-
 @dataclass(frozen=True)
 class Difference:
     """How one op's compiled call differed from eager on one domain."""
@@ -122,9 +123,13 @@ class Difference:
 
 def filled(tensor: torch.Tensor, values: tuple, shift: int = 0) -> torch.Tensor:
     """A copy of ``tensor`` (its shape, strides and requires_grad) holding ``values`` in turn,
-    starting ``shift`` places along, so that two operands pair different values."""
-    flat = torch.tensor([values[(index + shift) % len(values)] for index in range(tensor.numel())],
-                        dtype=torch.float64 if kind(tensor.dtype) == FLOATING else torch.int64)
+    starting ``shift`` places along, so that two operands pair different values; a complex
+    tensor's imaginary parts are the values one place further."""
+    def turn(start: int) -> torch.Tensor:
+        return torch.tensor([values[(index + start) % len(values)] for index in range(tensor.numel())],
+                            dtype=torch.float64 if kind(tensor.dtype) == FLOATING else torch.int64)
+
+    flat = torch.complex(turn(shift), turn(shift + 1)) if tensor.is_complex() else turn(shift)
     out = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device)
     with torch.no_grad():
         out.copy_(flat.reshape(tensor.shape).to(tensor.dtype) if tensor.numel() else flat.reshape(tensor.shape))
