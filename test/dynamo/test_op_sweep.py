@@ -187,8 +187,8 @@ def with_special_values(sample) -> tuple[tuple, dict]:
 #   them (taken in turn, among those it supports), so that every dtype meets ops of several
 #   categories within the default run's budget; in the full tier every op in every one;
 # * test_subnormals_float32 (and, in the full tier, of each floating dtype): subnormal inputs,
-#   forward only. A test of its own, since flushing them is a choice some hardware makes: a
-#   backend's expectations accept it by that name.
+#   forward only. A test of its own, since flushing them is a choice some hardware makes (a
+#   backend's expectations accept it as [[value_difference]] domain = "subnormal").
 # Not the random ops, whose draws eager and a backend may make differently.
 VALUE_DOMAIN_CATEGORIES = tuple(category for category in QUICK_TIER if category != "random")
 SUBNORMAL = "subnormal"
@@ -264,7 +264,6 @@ class OpSweepTests(BackendTestCase):
         if first is None:
             self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
         op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
-
 
     def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
         """The ops the tier gives ``dtype`` (value_domain_ops), each on its first sample in that
