@@ -30,20 +30,22 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from harness import compat
+from harness.checks import accuracy, opcheck
+
 # The dtypes an operator is checked in, beside float32, where OpInfo says it supports them.
 # Half precision is judged against float64, as the sweep's half-precision runs are.
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.int32,
           torch.int8, torch.uint8, torch.bool)
 
 FLOATING = "floating"
-INTEGER = "integer"
-KINDS = {torch.bool: "bool"}
 
 
 def kind(dtype: torch.dtype) -> str:
+    """floating (complex included), bool or integer."""
     if dtype.is_floating_point or dtype.is_complex:
         return FLOATING
-    return KINDS.get(dtype, INTEGER)
+    return "bool" if dtype == torch.bool else "integer"
 
 
 def _subnormals(dtype: torch.dtype) -> tuple[float, ...]:
@@ -132,7 +134,7 @@ def filled(tensor: torch.Tensor, values: tuple, shift: int = 0) -> torch.Tensor:
     flat = torch.complex(turn(shift), turn(shift + 1)) if tensor.is_complex() else turn(shift)
     out = torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device)
     with torch.no_grad():
-        out.copy_(flat.reshape(tensor.shape).to(tensor.dtype) if tensor.numel() else flat.reshape(tensor.shape))
+        out.copy_(flat.reshape(tensor.shape))
     return out.requires_grad_(tensor.requires_grad)
 
 
@@ -198,8 +200,7 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
     backend's whole compile pipeline dozens of times); where the compiled batch raises, each
     call is compiled alone to say which. Returns what differed; raises NoGraphCaptured when
     the backend received no graph."""
-    from harness.checks import opcheck
-    from harness.measure.counters import CompileCounterWithBackend
+    from harness.measure.counters import CompileCounterWithBackend  # lazily, as op_check imports it
 
     flattened = [opcheck._flattened(call.func, call.args, call.kwargs) for call in calls]
     counter = CompileCounterWithBackend(backend)
@@ -218,8 +219,6 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
 
             compiled_for[chosen] = torch.compile(together, backend=counter, **opcheck._compile_kwargs(testcase))
         return compiled_for[chosen]
-
-    from harness import compat
 
     compat.reset_dynamo()
     problems = []
@@ -260,8 +259,6 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
 
 def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool) -> list[tuple]:
     """(outputs, gradients, inputs after the call) of each call, from one call of the batch."""
-    from harness.checks import opcheck
-
     copies = [opcheck._fresh_copies(each) for each in inputs]
     outputs = function(*(tensor for each in copies for tensor in each))
     if not gradients:
@@ -280,8 +277,6 @@ def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool)
 def _judge(expected: tuple, got: Any, inputs: list[Any], flat_fn: Callable, gradients: bool, testcase,
            tolerance_scale: float) -> str | None:
     """How one call's compiled results differ from eager's, in words, or None."""
-    from harness.checks import accuracy, opcheck
-
     if isinstance(got, Exception):
         lines = [line.strip() for line in str(got).strip().splitlines() if line.strip()]
         return f"compiled call raised {type(got).__name__}: {' '.join(lines[:2])}"

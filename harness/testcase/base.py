@@ -60,12 +60,16 @@ class DynamoTestCase(unittest.TestCase):
             return None
         return self.axis_values.get(axis_.name, axis_.first)
 
+    def _matching_expectations(self, entries: list[expectations.Expectation] | None = None) -> list:
+        """Those of ``entries`` (the [[expect]] entries by default) matching this test, in
+        order, but for the AOTAutograd condition."""
+        values = {axis_.name: self.axis_value(axis_) or "" for axis_ in registry.AXES}
+        return expectations.candidates(self.expectation_key(self._testMethodName), compat.TORCH_VERSION, values,
+                                       entries)
+
     def _decide_expectation(self, entries: list[expectations.Expectation] | None = None) -> expectations.Expectation | None:
         """The first of ``entries`` (the [[expect]] entries by default) matching this test."""
-        values = {axis_.name: self.axis_value(axis_) or "" for axis_ in registry.AXES}
-        options = expectations.candidates(self.expectation_key(self._testMethodName), compat.TORCH_VERSION, values,
-                                          entries)
-        return expectations.decide(options, lambda: self.backend_profile.uses_aot_autograd)
+        return expectations.decide(self._matching_expectations(entries), lambda: self.backend_profile.uses_aot_autograd)
 
     def run(self, result=None):
         started = time.perf_counter()
@@ -217,10 +221,7 @@ class BackendTestCase(DynamoTestCase):
 
     def accepted_value_differences(self) -> list[expectations.ValueDifference]:
         """Every [[value_difference]] entry matching this test (harness/checks/value_domains.py)."""
-        values = {axis_.name: self.axis_value(axis_) or "" for axis_ in registry.AXES}
-        options = expectations.candidates(self.expectation_key(self._testMethodName), compat.TORCH_VERSION, values,
-                                          expectations.active_value_differences())
-        return [entry for entry in options
+        return [entry for entry in self._matching_expectations(expectations.active_value_differences())
                 if entry.aot_autograd is None or entry.aot_autograd == self.backend_profile.uses_aot_autograd]
 
     def _check_eager_share(self) -> None:

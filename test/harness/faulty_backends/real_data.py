@@ -39,6 +39,23 @@ def _aot_replacing(replacements: dict[Any, Callable]) -> Callable:
                         keep_inference_input_mutations=True)
 
 
+def _mapping_forward(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
+    """An AOTAutograd backend whose forward graphs run as traced, each tensor they return
+    then passed through ``transform``; backward graphs as traced."""
+
+    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        forward = make_boxed_func(gm.forward)
+
+        def run(args):
+            return [transform(value) if isinstance(value, torch.Tensor) else value for value in forward(args)]
+
+        run._boxed_call = True
+        return run
+
+    return aot_autograd(fw_compiler=compile_graph, inference_compiler=compile_graph, bw_compiler=_replacing({}),
+                        keep_inference_input_mutations=True)
+
+
 # -- NaN ----------------------------------------------------------------------------------
 
 
@@ -149,41 +166,13 @@ def _wrapped(value: Any) -> Any:
     return torch.where(past, value * (1 + _NUDGE), value)
 
 
-def _wrapping_forward(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-    forward = make_boxed_func(gm.forward)
-
-    def run(args):
-        return [_wrapped(value) for value in forward(args)]
-
-    run._boxed_call = True
-    return run
-
-
-wrong_past_2_to_the_16 = aot_autograd(fw_compiler=_wrapping_forward, inference_compiler=_wrapping_forward,
-                                      bw_compiler=_replacing({}), keep_inference_input_mutations=True)
+wrong_past_2_to_the_16 = _mapping_forward(_wrapped)
 wrong_past_2_to_the_16.__doc__ = f"""Breaks: *tensors of any size*. Every floating result of a
 forward graph is 5% off from element {WRAP} on, as a kernel whose element index is 16 bits wide;
 smaller results are right."""
 
 
 # -- kinds of value and dtypes (harness/checks/value_domains.py) --------------------------------
-
-
-def _mapping_forward(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
-    """An AOTAutograd backend whose forward graphs run as traced, each tensor they return
-    then passed through ``transform``; backward graphs as traced."""
-
-    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-        forward = make_boxed_func(gm.forward)
-
-        def run(args):
-            return [transform(value) if isinstance(value, torch.Tensor) else value for value in forward(args)]
-
-        run._boxed_call = True
-        return run
-
-    return aot_autograd(fw_compiler=compile_graph, inference_compiler=compile_graph, bw_compiler=_replacing({}),
-                        keep_inference_input_mutations=True)
 
 
 def _flush_subnormals(value: torch.Tensor) -> torch.Tensor:
