@@ -23,6 +23,7 @@ import torch
 
 from harness.checks.compare import assert_close, assert_same_aliasing, assert_same_strides
 from harness.errors import innermost
+from harness.generated import compute
 from harness.generated.programs import (Program, Run, RunFailed, Statement, defined_name, deterministic, names_in, run,
                               shares_memory)
 
@@ -90,6 +91,8 @@ def disagreement(program: Program, compile_: Compile) -> str | None:
         error = innermost(raised.error)
         message = (str(error).strip().splitlines() or [""])[0]
         return f"compiled program raised in {raised.phase} (eager did not): {type(error).__name__}: {message}"
+    if program.exact is not None:  # a compute program: judged value by value, exact or rounded
+        return compute.judge(program, expected, actual)
     try:
         compare(expected, actual)
     except AssertionError as failure:
@@ -186,8 +189,9 @@ def _without_input(program: Program, param: str) -> Program | None:
         return None
     setup = [line for line in program.setup if not line.startswith(f"{param} = ")]
     bases = [base for base in program.bases
-             if any(base in names_in(line.split(" = ", 1)[1]) for line in setup if not line.startswith(f"{base} = "))]
-    setup = [line for line in setup if line.split(" = ", 1)[0] not in set(program.bases) - set(bases)]
+             if any(base in names_in(line.split(" = ", 1)[-1]) for line in setup if names_in(line)[0] != base)]
+    # A line that writes into a base (``base0.view(-1)[:3] = ...``) goes with it.
+    setup = [line for line in setup if names_in(line)[0] not in set(program.bases) - set(bases)]
     return program.replace(params=tuple(name for name in program.params if name != param), setup=tuple(setup),
                            bases=tuple(bases))
 

@@ -94,13 +94,16 @@ class Program:
     statements: tuple[Statement, ...]
     outputs: tuple[str, ...]
     backward: bool  # whether eager can run backward through the outputs
+    # Compute programs (harness/generated/compute.py): the values every correct
+    # implementation computes bit for bit; None for programs of views and writes.
+    exact: tuple[str, ...] | None = None
 
     def replace(self, **changes: Any) -> "Program":
         return dataclasses.replace(self, **changes)
 
     @property
     def name(self) -> str:
-        return f"program_{self.seed:04d}"
+        return f"{'program' if self.exact is None else 'compute'}_{self.seed:04d}"
 
     def inputs_source(self) -> str:
         # On the default device: the run's (harness/axes/device.py), the CPU in a repro file.
@@ -117,7 +120,8 @@ class Program:
     def source(self) -> str:
         """The program as a self-contained Python module (needs only torch)."""
         backward = "True  # backward through the outputs that require grad" if self.backward else "False"
-        return (f"import torch\n\nBACKWARD = {backward}\n\n\n{self.inputs_source()}\n\n"
+        exact = "" if self.exact is None else f"EXACT = {self.exact!r}  # values compared bit for bit\n"
+        return (f"import torch\n\nBACKWARD = {backward}\n{exact}\n\n{self.inputs_source()}\n\n"
                 f"{self.function_source()}")
 
     def build(self) -> tuple[Callable[[], tuple[list, list]], Callable[..., tuple]]:
@@ -526,5 +530,6 @@ def parse(source: str, seed: int = 0) -> Program:
     outputs = tuple(element.id for element in function.body[-1].value.elts)
     flags = {node.targets[0].id: ast.literal_eval(node.value) for node in module.body
              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    exact = flags.get("EXACT")
     return Program(seed, setup, bases, tuple(arg.arg for arg in function.args.args), tuple(statements), outputs,
-                   backward=bool(flags.get("BACKWARD", False)))
+                   backward=bool(flags.get("BACKWARD", False)), exact=None if exact is None else tuple(exact))

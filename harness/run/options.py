@@ -67,10 +67,10 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
                              "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
     choose.add_argument("--generated", metavar="N",
-                        help="how many generated programs (test_generated_programs: seeded view, mutation "
-                             "and aliasing programs, eager against the backend) to run: seeds 0 to N-1 "
-                             "(default: $DYNAMO_SUITE_GENERATED, else 16 in the default tier and 1000 in "
-                             "the nightly tier)")
+                        help="how many generated programs of each kind (test_generated_programs: seeded "
+                             "view, mutation and aliasing programs, and compute programs, eager against the "
+                             "backend) to run: seeds 0 to N-1 (default: $DYNAMO_SUITE_GENERATED, else 16 in "
+                             "the default tier, and 1000 and 200 in the nightly tier)")
     choose.add_argument("--tier", choices=tiers.TIERS,
                         help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
                              "scenarios (tens of seconds to minutes each), which the default tier reports "
