@@ -59,12 +59,13 @@ OPTIONS = "compile options: an unknown one reported, each compile's own"
 DISTRIBUTED = "distributed training: each bucket's graph compiled, its gradients all-reduced"
 VALUE_DOMAINS = "each operator over every kind of value and dtype: exact where eager is exact"
 SUBNORMALS = "subnormal numbers kept, not flushed to zero"
+COMPUTE_PROGRAMS = "operators in combination, over every kind of value: exact where eager is exact"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
-    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS,
+    CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -145,6 +146,7 @@ SCENARIOS = {
     f"{CONTRACT}.ChangingInputsTests": CHANGING_INPUTS,
     f"{CONTRACT}.AutomaticDynamicTests": CHANGING_INPUTS,
     "test_generated_programs.GeneratedProgramTests": VALUES,
+    "test_generated_programs.GeneratedComputeTests": COMPUTE_PROGRAMS,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,
     "test_models.ModelTests": REAL_MODELS,
     "test_compile_options.CompileOptionsTests": OPTIONS,

@@ -11,6 +11,14 @@ so a domain costs an eager and a compiled call rather than a compile; a domain w
 eager rejects (an index out of range, a negative size) is passed over for that operator,
 since there is nothing to compare.
 
+Three domains rewrite the call instead of laying values over its data. The shape domains,
+empty and scalar (0-d) tensors through reductions and indexing, change the shapes of the
+call's tensors: each is a batch of its own, compiled once at its shapes (forward and
+backward), and an operator eager refuses them (a reduction of nothing without an identity,
+an index past a scalar) is passed over. Repeated indices rewrite the index tensors of the
+operators that take them, within the values they already hold; the shapes stay, so it is one
+more call of the samples' batch.
+
 Judging (``exact_mismatch``): integers and booleans bit for bit; floats within the dtype's
 tolerance (half precision no worse than eager against float64, as op_check judges it), and
 beyond it exactly where eager is exact: NaN where eager has NaN, infinities of eager's sign,
@@ -79,19 +87,110 @@ def _small(dtype: torch.dtype) -> tuple[float, ...]:
     return (0, -1, 1, -55, 55, -127, 127, -128)
 
 
+def _no_values(dtype: torch.dtype) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Domain:
     """A kind of value: ``values(dtype)`` the numbers laid over the operator's inputs
     (cycled through each tensor, element by element), or None where the kind does not exist
-    in that dtype."""
+    in that dtype. A domain of another kind ``rewrite``s the call's tensors instead
+    (``rewrite(call, tensors)``: the tensors to call it with, or None where the domain does
+    not reach the call), for the calls of ``categories`` (none named: every call);
+    ``changes_shapes`` says the rewritten tensors have other shapes than the sample's, so the
+    domain is a compile of its own. A name is letters and spaces: a difference reads "<op> on
+    <name> values: ...", which is how harness/checks/clauses.py knows it."""
 
     name: str
     why: str
-    values: Callable[[torch.dtype], tuple | None]
+    values: Callable[[torch.dtype], tuple | None] = _no_values
     # Outside pointwise arithmetic, the magnitudes only: summing numbers of both signs around
     # 1e20 cancels them, and then any other order of the sum (a backend's right) changes the
     # answer wholesale. OpInfo gives its large values to elementwise ops alone.
     one_sign_beyond_pointwise: bool = False
+    rewrite: Callable[[Call, list[Any]], list[Any] | None] | None = None
+    categories: tuple[str, ...] = ()
+    changes_shapes: bool = False
+
+    def inputs(self, call: Call, tensors: list[Any]) -> list[Any] | None:
+        """The tensors ``call`` is checked with on this domain (``tensors``: its sample's), or
+        None where the domain passes it over."""
+        if self.categories and call.category not in self.categories:
+            return None
+        if self.rewrite is None:
+            return with_domain(tensors, self, call.every_operand)
+        rewritten = self.rewrite(call, tensors)
+        if rewritten is not None and self.changes_shapes and \
+                [tensor.shape for tensor in rewritten] == [tensor.shape for tensor in tensors]:
+            return None  # the sample has these shapes: the other domains checked them
+        return rewritten
+
+
+# The categories of the operator sweep (QUICK_TIER in test/dynamo/test_op_sweep.py) the
+# catalogue names: pointwise arithmetic, where every tensor is an operand, and the ops whose
+# kernels take shapes apart (a reduction's identity, an index's range), where the shape
+# domains go.
+OPERAND_CATEGORIES = ("unary pointwise", "binary pointwise")
+SHAPE_CATEGORIES = ("reductions", "indexing")
+
+# Operators that, given one place twice, write one of the values there without combining
+# them: PyTorch documents which one lands as undefined (scatter_, index_put_, index_copy_,
+# put_), so eager's answer is nobody's contract and repeated indices pass them over, unless
+# the keyword named here (None: none) makes them combine the values. Running eager twice
+# would not tell: on CPU it writes in one order every time.
+OVERWRITING = {"scatter": "reduce", "index_put": "accumulate", "index_copy": None, "put": "accumulate"}
+
+
+def index_positions(call: Call, tensors: list[Any]) -> list[int]:
+    """Where a call's index tensors are: its integer tensors other than the data, outside
+    pointwise arithmetic (whose tensors are operands), where the data is not of an integer
+    type itself (then its weights and values are integers too, and nothing tells them from
+    its indices)."""
+    if call.every_operand or not tensors or kind(tensors[0].dtype) == "integer":
+        return []
+    return [position for position, tensor in enumerate(tensors) if position and isinstance(tensor, torch.Tensor)
+            and kind(tensor.dtype) == "integer"]
+
+
+def repeats_defined(call: Call) -> bool:
+    """Whether eager's result is defined when ``call``'s indices repeat (OVERWRITING)."""
+    if call.name not in OVERWRITING:
+        return True
+    combining = OVERWRITING[call.name]
+    return combining is not None and bool(call.kwargs.get(combining))
+
+
+def _repeated_indices(call: Call, tensors: list[Any]) -> list[Any] | None:
+    """Each index tensor of two entries or more (index_positions) holding only its smallest
+    and largest entries, each repeated: values the operator takes there, in duplicate."""
+    positions = [position for position in index_positions(call, tensors) if tensors[position].numel() >= 2]
+    if not positions or not repeats_defined(call):
+        return None
+    result = list(tensors)
+    for position in positions:
+        low, high = int(tensors[position].min()), int(tensors[position].max())
+        result[position] = filled(tensors[position], (low, low, high, low, high, high))
+    return result
+
+
+def _emptied(call: Call, tensors: list[Any]) -> list[Any]:
+    """Every tensor of the call without rows: its first dimension of size 0 (a 0-d tensor:
+    shape (0,)), so that the indices and values that go with the data stay consistent with it."""
+    return [torch.empty((0, *tensor.shape[1:]), dtype=tensor.dtype, device=tensor.device)
+            .requires_grad_(tensor.requires_grad) for tensor in tensors]
+
+
+def _scalars(call: Call, tensors: list[Any]) -> list[Any] | None:
+    """Every tensor of the call 0-d, holding its first element; an index (index_positions)
+    0, the one place a 0-d tensor has."""
+    if any(tensor.numel() == 0 for tensor in tensors):
+        return None
+    indices = index_positions(call, tensors)
+    with torch.no_grad():
+        return [tensor.reshape(-1)[0].clone().zero_() if position in indices else
+                tensor.reshape(-1)[0].clone().requires_grad_(tensor.requires_grad)
+                for position, tensor in enumerate(tensors)]
 
 
 CATALOGUE = (
@@ -107,8 +206,15 @@ CATALOGUE = (
            lambda dtype: (-0.0, -0.0, 0.0, -1.0, 2.0, -0.0) if kind(dtype) == FLOATING else None),
     Domain("ties", "repeated values: sorting, ranking and arg-reductions must break ties as eager does",
            lambda dtype: (True, False) if dtype == torch.bool else (3, 3, 1, 1, 3, 2)),
+    Domain("repeated indices", "index tensors naming one place many times (a batch's repeated tokens or "
+           "classes): accumulating writes, and the backward of every gather, must sum each duplicate",
+           rewrite=_repeated_indices),
+    Domain("empty", "a reduction's or an indexing op's tensors with a size-0 first dimension (an empty batch or "
+           "selection): a reduction's identity, or eager's refusal where it has none",
+           rewrite=_emptied, categories=SHAPE_CATEGORIES, changes_shapes=True),
+    Domain("scalar", "a reduction's or an indexing op's tensors 0-d (its indices 0)",
+           rewrite=_scalars, categories=SHAPE_CATEGORIES, changes_shapes=True),
 )
-OPERAND_CATEGORIES = ("unary pointwise", "binary pointwise")  # where every tensor is an operand
 
 
 @dataclass(frozen=True)
@@ -182,14 +288,19 @@ def exact_mismatch(want: Any, got: Any) -> str | None:
 @dataclass
 class Call:
     """One operator's call among those checked together: its name in the report, the
-    operator, its sample's arguments, and whether every tensor of the sample's dtype is an
-    operand (with_domain)."""
+    operator, its sample's arguments, whether every tensor of the sample's dtype is an
+    operand (with_domain), and its category in the sweep (Domain.categories)."""
 
     name: str
     func: Callable
     args: tuple
     kwargs: dict
     every_operand: bool = False
+    category: str = ""
+
+    def tensors(self) -> list[Any]:
+        """The tensors of its arguments, in the order the domains see them (the data first)."""
+        return opcheck._flattened(self.func, self.args, self.kwargs)[0]
 
 
 def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = CATALOGUE,
@@ -198,8 +309,10 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
     with ``gradients``, the gradients of each call's summed absolute outputs. The calls are
     compiled together, one graph for all of them (a compile per operator would cost a
     backend's whole compile pipeline dozens of times); where the compiled batch raises, each
-    call is compiled alone to say which. Returns what differed; raises NoGraphCaptured when
-    the backend received no graph."""
+    call is compiled alone to say which. A domain that keeps the samples' shapes is a call of
+    that graph, the calls it passes over given their samples' own tensors (and not judged);
+    one that changes them (Domain.changes_shapes) compiles the calls it reaches, together.
+    Returns what differed; raises NoGraphCaptured when the backend received no graph."""
     from harness.measure.counters import CompileCounterWithBackend  # lazily, as op_check imports it
 
     flattened = [opcheck._flattened(call.func, call.args, call.kwargs) for call in calls]
@@ -220,39 +333,47 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
             compiled_for[chosen] = torch.compile(together, backend=counter, **opcheck._compile_kwargs(testcase))
         return compiled_for[chosen]
 
+    checked = tuple(index for index, (tensors, _) in enumerate(flattened)
+                    if tensors and isinstance(tensors[0], torch.Tensor))
+    # Every compile here is of one function (together), so Dynamo counts them as its
+    # recompiles; past its limit it would run the calls eagerly, and they would pass unchecked.
+    compiles = (1 + len(calls)) * (1 + sum(domain.changes_shapes for domain in domains))
     compat.reset_dynamo()
     problems = []
-    for domain in domains:
-        inputs, expected = {}, {}
-        for index, (call, (tensors, flat_fn)) in enumerate(zip(calls, flattened)):
-            if not tensors or not isinstance(tensors[0], torch.Tensor):
-                continue
-            filled_inputs = with_domain(tensors, domain, call.every_operand)
-            if filled_inputs is None:
-                continue
-            eager_inputs = opcheck._fresh_copies(filled_inputs)
-            try:
-                expected[index] = (*opcheck._forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
-            except Exception:  # eager rejects these values (an index out of range): nothing to compare
-                continue
-            inputs[index] = filled_inputs
-        chosen = tuple(inputs)
-        if not chosen:
-            continue
-        try:
-            actual = _call_together(compiled(chosen), [inputs[index] for index in chosen], gradients)
-        except Exception:  # compile each alone, to say which raised
-            actual = []
-            for index in chosen:
+    with compat.dynamo_config_patch(recompile_limit=max(compiles, compat.dynamo_config_value("recompile_limit"))):
+        for domain in domains:
+            inputs, expected = {}, {}
+            for index in checked:
+                tensors, flat_fn = flattened[index]
+                domain_inputs = domain.inputs(calls[index], tensors)
+                if domain_inputs is None:
+                    continue
+                eager_inputs = opcheck._fresh_copies(domain_inputs)
                 try:
-                    actual += _call_together(compiled((index,)), [inputs[index]], gradients)
-                except Exception as error:
-                    actual.append(error)
-        for index, got in zip(chosen, actual):
-            problem = _judge(expected[index], got, inputs[index], flattened[index][1], gradients, testcase,
-                             tolerance_scale)
-            if problem:
-                problems.append(Difference(calls[index].name, domain.name, problem))
+                    expected[index] = (*opcheck._forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
+                except Exception:  # eager rejects these values (an index out of range): nothing to compare
+                    continue
+                inputs[index] = domain_inputs
+            judged = tuple(inputs)
+            if not judged:
+                continue
+            chosen = judged if domain.changes_shapes else checked
+            try:
+                results = _call_together(compiled(chosen), [inputs.get(index, flattened[index][0]) for index in chosen],
+                                         gradients)
+                actual = dict(zip(chosen, results))
+            except Exception:  # compile each alone, to say which raised
+                actual = {}
+                for index in judged:
+                    try:
+                        actual[index], = _call_together(compiled((index,)), [inputs[index]], gradients)
+                    except Exception as error:
+                        actual[index] = error
+            for index in judged:
+                problem = _judge(expected[index], actual[index], inputs[index], flattened[index][1], gradients,
+                                 testcase, tolerance_scale)
+                if problem:
+                    problems.append(Difference(calls[index].name, domain.name, problem))
     opcheck._graphs(counter)
     return problems
 

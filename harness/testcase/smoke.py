@@ -34,7 +34,7 @@ from harness.checks.clauses import (
     AUTOGRAD_METADATA, CALL_INDEPENDENCE, CALLER_STATE, CHANGING_INPUTS, CRASHES, DISTRIBUTED, DOUBLE_BACKWARD, DTYPE,
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
-    STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES,
+    STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES, COMPUTE_PROGRAMS,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
@@ -111,6 +111,9 @@ PICKS = (
     Pick("test_op_sweep.OpSweepTests.test_values_int64", (VALUE_DOMAINS,)),
     Pick("test_op_sweep.OpSweepTests.test_values_int8", (VALUE_DOMAINS,)),
     Pick("test_op_sweep.OpSweepTests.test_values_complex64", (VALUE_DOMAINS,)),
+    # A generated compute program that wrong values, wrong gradients, perturbed reductions and
+    # bfloat16 arithmetic all fail (test/proofs/test_generated_faults.py); under a second.
+    Pick("test_generated_programs.GeneratedComputeTests.test_seed_0001", (COMPUTE_PROGRAMS,)),
     # A real model trained: forward, loss and backward in one compiled step.
     Pick("test_models.ModelTests.test_lstm_language_model_train", (REAL_MODELS,)),
     # An unknown option reported, and the next compile free of it.

@@ -182,7 +182,8 @@ def with_special_values(sample) -> tuple[tuple, dict]:
 # The tests of the ops over the value domains of harness/checks/value_domains.py, the ops
 # compiled together, one compile per test:
 # * test_values_float32: every op of these categories, every domain but the subnormal
-#   numbers, with gradients;
+#   numbers, with gradients; the shape domains (empty and 0-d tensors through reductions and
+#   indexing) are a compile each, so they run here alone, in either tier;
 # * test_values_<dtype>, for the catalogue's other dtypes: in the quick tier each op in one of
 #   them (taken in turn, among those it supports), so that every dtype meets ops of several
 #   categories within the default run's budget; in the full tier every op in every one;
@@ -266,9 +267,10 @@ class OpSweepTests(BackendTestCase):
         op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
 
     def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
-        """The ops the tier gives ``dtype`` (value_domain_ops), each on its first sample in that
-        dtype, over the value domains (the subnormal numbers only, or all others), compiled
-        together; gradients in float32 outside the subnormal test, where an op has them."""
+        """The ops the tier gives ``dtype`` (value_domain_ops), each on one sample in that
+        dtype (value_domain_call), over the value domains (the subnormal numbers only, or all
+        others; the shape domains in float32 alone), compiled together; gradients in float32
+        outside the subnormal test, where an op has them."""
         if self.dtype != torch.float32:
             self.skipTest("the value-domain tests choose their own dtypes: they run in the float32 classes")
         where = device.selected_type()
@@ -276,15 +278,13 @@ class OpSweepTests(BackendTestCase):
         calls = []
         for category, op in value_domain_ops(dtype, subnormals):
             grad = gradients and op.supports_autograd and dtype in op.supported_backward_dtypes(where)
-            sample = next(iter(op.sample_inputs(device.selected_name(), dtype, requires_grad=grad)), None)
-            if sample is None:
-                continue
-            args, kwargs = (sample.input, *sample.args), sample.kwargs
-            calls.append(value_domains.Call(op.name, op.op, *((args, kwargs) if grad else _without_grad(args, kwargs)),
-                                            every_operand=category in value_domains.OPERAND_CATEGORIES))
+            call = value_domain_call(op, category, dtype, grad)
+            if call is not None:
+                calls.append(call)
         if not calls:
             self.skipTest(f"no op of the tier has {dtype} samples on {where}")
-        domains = tuple(domain for domain in value_domains.CATALOGUE if (domain.name == SUBNORMAL) == subnormals)
+        domains = tuple(domain for domain in value_domains.CATALOGUE if (domain.name == SUBNORMAL) == subnormals
+                        and (dtype == torch.float32 or not domain.changes_shapes))
         found = value_domains.batch_check(calls, self.counter, domains=domains, gradients=gradients, testcase=self)
         accepted = self.accepted_value_differences()
         problems = [str(each) for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
@@ -309,6 +309,35 @@ def value_domain_ops(dtype: torch.dtype, subnormals: bool) -> list[tuple[str, ob
                 continue
         chosen.append((category, op))
     return chosen
+
+
+# Of an op whose first sample takes index tensors, the samples searched for one that repeated
+# indices reach (an index of one entry cannot repeat: index_select's, index_put's and the
+# embedding's first samples have one).
+INDEX_SAMPLES_SEARCHED = 4
+REPEATED_INDICES, = (domain for domain in value_domains.CATALOGUE if domain.name == "repeated indices")
+
+
+def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> value_domains.Call | None:
+    """The op's first sample in ``dtype`` as a call of the value-domain tests; where that
+    sample takes index tensors, the first of its first INDEX_SAMPLES_SEARCHED samples that the
+    repeated indices reach (two entries or more, eager defined on repeats:
+    value_domains.OVERWRITING), if one does. None: no sample."""
+    first = None
+    for count, sample in enumerate(op.sample_inputs(device.selected_name(), dtype, requires_grad=grad)):
+        args, kwargs = (sample.input, *sample.args), sample.kwargs
+        call = value_domains.Call(op.name, op.op, *((args, kwargs) if grad else _without_grad(args, kwargs)),
+                                  every_operand=category in value_domains.OPERAND_CATEGORIES, category=category)
+        tensors = call.tensors()
+        if first is None:
+            first = call
+            if not value_domains.index_positions(call, tensors):
+                break
+        if REPEATED_INDICES.inputs(call, tensors) is not None:
+            return call
+        if count + 1 == INDEX_SAMPLES_SEARCHED:
+            break
+    return first
 
 
 def _values_test(dtype: torch.dtype, subnormals: bool):

@@ -7,7 +7,7 @@ import unittest
 import torch
 
 from harness import compat
-from harness.checks import value_domains
+from harness.checks import clauses, value_domains
 from harness.checks.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
 from test.harness.faulty_backends import (
     keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes, replays_random_draws, wrong_gradients,
@@ -157,6 +157,112 @@ class ValueDomainTests(unittest.TestCase):
         found = value_domains.batch_check(calls, refuses_sub, domains=value_domains.CATALOGUE[:1])
         self.assertEqual([(each.op, each.domain) for each in found], [("sub", "small")])
         self.assertRegex(found[0].what, r"^compiled call raised \w+: .*no kernel for sub")
+
+    def test_the_names_and_categories_of_the_catalogue(self):
+        from test.dynamo.test_op_sweep import QUICK_TIER
+
+        named = {*value_domains.OPERAND_CATEGORIES, *value_domains.SHAPE_CATEGORIES,
+                 *(category for domain in value_domains.CATALOGUE for category in domain.categories)}
+        self.assertLessEqual(named, set(QUICK_TIER))
+        for domain in value_domains.CATALOGUE:  # how a difference is told to be one (clauses.py)
+            difference = value_domains.Difference("sum", domain.name, "outputs differ")
+            self.assertEqual(clauses.of_check(str(difference)), clauses.VALUE_DOMAINS, domain.name)
+
+    def test_shape_domains_reshape_every_tensor_of_reductions_and_indexing(self):
+        data, source = torch.randn(4, 3, requires_grad=True), torch.randn(2, 3)
+        index = torch.tensor([[0, 2, 1], [3, 1, 0]])
+        call = value_domains.Call("scatter", torch.scatter, (data, 0, index, source), {}, category="indexing")
+        empty = _domain("empty").inputs(call, call.tensors())
+        self.assertEqual([(tuple(each.shape), each.dtype, each.requires_grad) for each in empty],
+                         [((0, 3), torch.float32, True), ((0, 3), torch.int64, False), ((0, 3), torch.float32, False)])
+        scalars = _domain("scalar").inputs(call, call.tensors())
+        self.assertEqual([each.dim() for each in scalars], [0, 0, 0])
+        # The data and values keep their first elements; an index is 0, the one place a scalar has.
+        self.assertEqual([each.item() for each in scalars], [data[0, 0].item(), 0, source[0, 0].item()])
+        self.assertTrue(scalars[0].requires_grad)
+        sum_of_scalar = value_domains.Call("sum", torch.sum, (torch.randn(()),), {}, category="reductions")
+        self.assertEqual(_domain("empty").inputs(sum_of_scalar, sum_of_scalar.tensors())[0].shape, (0,))
+        self.assertIsNone(_domain("scalar").inputs(sum_of_scalar, sum_of_scalar.tensors()))  # its sample is 0-d
+        neg = value_domains.Call("neg", torch.neg, (data,), {}, every_operand=True, category="unary pointwise")
+        self.assertIsNone(_domain("empty").inputs(neg, neg.tensors()))  # not a reduction nor indexing
+
+    def test_repeated_indices_repeat_each_index_tensors_own_entries_where_eager_defines_them(self):
+        repeated, data, index = _domain("repeated indices"), torch.randn(6, 2), torch.tensor([4, 1, 2, 5])
+        select = value_domains.Call("index_select", torch.index_select, (data, 0, index), {}, category="indexing")
+        rewritten = repeated.inputs(select, select.tensors())
+        self.assertIs(rewritten[0], data)
+        self.assertEqual(rewritten[1].tolist(), [1, 1, 5, 1])
+
+        def put(accumulate: bool) -> value_domains.Call:
+            return value_domains.Call("index_put", torch.index_put, (data, (index,), torch.randn(4, 2)),
+                                      {"accumulate": accumulate}, category="indexing")
+
+        # Without accumulate, which duplicate lands is undefined (value_domains.OVERWRITING).
+        self.assertIsNone(repeated.inputs(put(False), put(False).tensors()))
+        accumulating = put(True)
+        rewritten = repeated.inputs(accumulating, accumulating.tensors())
+        self.assertEqual(rewritten[1].tolist(), [1, 1, 5, 1])
+        self.assertIs(rewritten[2], accumulating.args[2])
+        single = value_domains.Call("index_select", torch.index_select, (data, 0, index[:1]), {}, category="indexing")
+        self.assertIsNone(repeated.inputs(single, single.tensors()))  # one entry cannot repeat
+        add = value_domains.Call("add", torch.add, (torch.arange(4), index), {}, every_operand=True)
+        self.assertIsNone(repeated.inputs(add, add.tensors()))  # operands, not indices
+
+    def test_a_shape_eager_refuses_is_passed_over_for_that_op_alone(self):
+        def refuses_amax(gm, example_inputs):
+            if any(node.target is torch.amax for node in gm.graph.nodes):
+                raise RuntimeError("no kernel for amax")
+            return gm.forward
+
+        calls = [value_domains.Call("amax", torch.amax, (torch.randn(3),), {}, category="reductions"),
+                 value_domains.Call("sum", torch.sum, (torch.randn(3),), {}, category="reductions")]
+        # The amax of nothing: eager refuses (no identity), so the empty batch is the sum alone.
+        self.assertEqual(value_domains.batch_check(calls, refuses_amax, domains=(_domain("empty"),)), [])
+        found = value_domains.batch_check(calls, refuses_amax, domains=(_domain("empty"), _domain("scalar")))
+        self.assertEqual([(each.op, each.domain) for each in found], [("amax", "scalar")])
+
+    def test_a_wrong_mean_of_nothing_is_caught_on_empty_tensors_alone(self):
+        calls = [value_domains.Call("mean", torch.mean, (torch.randn(2, 3, requires_grad=True),), {},
+                                    category="reductions")]
+        found = value_domains.batch_check(calls, _replacing(torch.mean, _mean_of_nothing_is_zero), gradients=True)
+        self.assertEqual([(each.op, each.domain) for each in found], [("mean", "empty")])
+        self.assertRegex(str(found[0]), r"^mean on empty values: outputs differ")
+
+    def test_lost_duplicate_writes_are_caught_with_repeated_indices_alone(self):
+        calls = [value_domains.Call("index_put", torch.index_put, (torch.randn(5, 3), (torch.tensor([4, 0, 2]),),
+                                                                   torch.randn(3, 3)), {"accumulate": True},
+                                    category="indexing")]
+        found = value_domains.batch_check(calls, _replacing(torch.index_put, _index_put_racing))
+        self.assertEqual([(each.op, each.domain) for each in found], [("index_put", "repeated indices")])
+        self.assertRegex(str(found[0]), r"^index_put on repeated indices values: outputs differ")
+
+
+def _domain(name: str) -> value_domains.Domain:
+    return next(domain for domain in value_domains.CATALOGUE if domain.name == name)
+
+
+def _replacing(target, replacement):
+    """A backend that runs Dynamo's graph with ``replacement`` called wherever it calls ``target``."""
+    def backend(gm, example_inputs):
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target is target:
+                node.target = replacement
+        gm.recompile()
+        return gm.forward
+
+    return backend
+
+
+def _mean_of_nothing_is_zero(x):
+    # A kernel that guards its division: the mean of no element 0, where eager's is NaN.
+    return x.sum() / max(x.numel(), 1)
+
+
+def _index_put_racing(base, indices, values, accumulate=False):
+    # Read, add, store without atomics: of writes to one place, the last lands.
+    if not accumulate:
+        return torch.index_put(base, indices, values)
+    return torch.index_put(base, indices, base[indices] + values)
 
 
 if __name__ == "__main__":
