@@ -43,7 +43,7 @@ import torch
 
 from harness.checks import accuracy, value_domains
 from harness.checks.compare import tolerance, weighted_loss
-from harness.generated.programs import (MAX_STATEMENTS, Program, Run, Statement, _run_capturing_locals,
+from harness.generated.programs import (MAX_STATEMENTS, Program, Run, Statement, _broadcasts_to, _run_capturing_locals,
                                         defined_name, deterministic, names_in, run)
 
 # The agreement a rounding statement's float32 result must have with float64 to be kept.
@@ -228,12 +228,6 @@ def _tensor_source(values: list, dtype: torch.dtype, shape: tuple[int, ...]) -> 
     return f"{made}.reshape({shape})"
 
 
-@dataclass
-class _Value:
-    tensor: torch.Tensor
-    exact: bool
-
-
 class _Builder:
     """Chooses statements one at a time, from the values the program holds so far."""
 
@@ -314,7 +308,7 @@ class _Builder:
 
     def _other_operand(self, x: torch.Tensor) -> str:
         names = [name for name, value in self.values.items()
-                 if value.dtype == x.dtype and _broadcasts_to(value.shape, x.shape)]
+                 if value.dtype == x.dtype and _broadcasts_to(value, x.shape)]
         if names and self.rng.random() < 0.8:
             return self.rng.choice(names)
         if x.dtype == torch.bool:
@@ -359,13 +353,6 @@ def _accepts(op: Op, value: torch.Tensor) -> bool:
     if op.takes == "bool":
         return value.dtype == torch.bool
     return not value.is_floating_point() and value.dtype != torch.bool and not value.is_complex()
-
-
-def _broadcasts_to(shape: torch.Size, target: torch.Size) -> bool:
-    try:
-        return torch.broadcast_shapes(shape, target) == target
-    except RuntimeError:
-        return False
 
 
 def _agrees(value: torch.Tensor, wide: Any) -> bool:
