@@ -9,6 +9,7 @@ since that is what moves between releases (test/harness/test_layout.py checks it
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
@@ -146,6 +147,58 @@ def dynamo_config_value(name: str) -> Any:
 def dynamo_disable(fn: Callable) -> Callable:
     """``fn``, run eagerly even when called from code Dynamo compiles (a graph break around it)."""
     return torch._dynamo.disable(fn)
+
+
+# Dynamo wraps every fused optimizer kernel (torch.optim's _fused_adam, _fused_sgd...) in
+# torch.compiler.disable ("don't trace into fused optimizer", torch/_dynamo/eval_frame.py):
+# a compiled step of a fused optimizer runs eagerly and hands the backend no graph.
+FUSED_OPTIMIZERS_RUN_EAGERLY = ("Dynamo does not trace fused optimizers (torch.compiler.disable on "
+                                "torch.optim's _fused_* kernels): the compiled step runs them eagerly")
+
+
+def guard_kinds() -> list[str]:
+    """The kinds of guard this Dynamo can install: ``GuardBuilder``'s upper-case methods
+    (``TENSOR_MATCH``, ``CONSTANT_MATCH``...), a list that changes between releases."""
+    builder = importlib.import_module("torch._dynamo.guards").GuardBuilder
+    return sorted(name for name, value in vars(builder).items() if name.isupper() and callable(value))
+
+
+@contextlib.contextmanager
+def guard_kinds_called(disabled: Iterable[str] = ()):
+    """A context that yields the set of guard kinds Dynamo builds guards with inside it, the
+    ones a kind delegates to included (``CONSTANT_MATCH`` builds a bool as ``BOOL_MATCH``).
+    Guards of the ``disabled`` kinds are not built at all: how a self-test plays a Dynamo
+    that lost a kind of guard."""
+    disabled = frozenset(disabled)
+    builder = importlib.import_module("torch._dynamo.guards").GuardBuilder
+    guard_class = importlib.import_module("torch._guards").Guard
+    called: set[str] = set()
+    originals = {name: vars(builder)[name] for name in guard_kinds()}
+    original_create = guard_class.create
+
+    def recording(name: str, method: Callable) -> Callable:
+        @functools.wraps(method)
+        def build(self, *args: Any, **kwargs: Any) -> Any:
+            called.add(name)
+            return None if name in disabled else method(self, *args, **kwargs)
+        return build
+
+    # Guards are built through both doors: Guard.create calls the kind a guard was made
+    # with (some modules hold a kind they looked up at import), and kinds call one another.
+    def create(guard: Any, builder_: Any) -> Any:
+        name = guard.create_fn_name()
+        called.add(name)
+        return None if name in disabled else original_create(guard, builder_)
+
+    try:
+        for name, method in originals.items():
+            setattr(builder, name, recording(name, method))
+        guard_class.create = create
+        yield called
+    finally:
+        guard_class.create = original_create
+        for name, method in originals.items():
+            setattr(builder, name, method)
 
 
 def guard_failure_store() -> dict[Any, list[str]]:

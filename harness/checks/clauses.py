@@ -60,12 +60,16 @@ DISTRIBUTED = "distributed training: each bucket's graph compiled, its gradients
 VALUE_DOMAINS = "each operator over every kind of value and dtype: exact where eager is exact"
 SUBNORMALS = "subnormal numbers kept, not flushed to zero"
 COMPUTE_PROGRAMS = "operators in combination, over every kind of value: exact where eager is exact"
+STATE_BETWEEN_CALLS = "state changed between calls (configs, modules, hooks, global modes): eager's result after it"
+TRAINING_LOOP = "the training loop compiled: each step's update of parameters and optimizer state as eager's"
+MODULE_STATE = "module state: buffers written back, train and eval, graphs of any size"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
     CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -102,7 +106,8 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
 # changed) observes it through the outputs' properties: an output that differs there breaks
 # the condition's clause, not the property's.
 _OUTPUT_PROPERTIES = frozenset({VALUES, DTYPE, AUTOGRAD_METADATA, STRIDES_AND_ALIASING})
-_CONDITIONS = frozenset({CALLER_STATE, CALL_INDEPENDENCE, CHANGING_INPUTS})
+_CONDITIONS = frozenset({CALLER_STATE, CALL_INDEPENDENCE, CHANGING_INPUTS, STATE_BETWEEN_CALLS, TRAINING_LOOP,
+                         MODULE_STATE})
 _WRAPPERS = re.compile(r"^(AssertionError: )?((generated )?program disagrees with eager: )?")
 
 # The clause each scenario, or each family of scenarios (``<module>.<Family>``), was written
@@ -149,6 +154,9 @@ SCENARIOS = {
     "test_generated_programs.GeneratedComputeTests": COMPUTE_PROGRAMS,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,
     "test_models.ModelTests": REAL_MODELS,
+    "test_state_changes.StateChangeTests": STATE_BETWEEN_CALLS,
+    "test_training_loop.TrainingLoopTests": TRAINING_LOOP,
+    "test_training_loop.ModuleStateTests": MODULE_STATE,
     "test_compile_options.CompileOptionsTests": OPTIONS,
     "test_distributed.DistributedTrainingTests": DISTRIBUTED,
     # A perf test fails only when its compiled step disagrees with eager (or does not run).

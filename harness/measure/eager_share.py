@@ -33,6 +33,8 @@ nodes are not hooked (compiled autograd would trace the hooks).
 
 from __future__ import annotations
 
+import copy
+
 import functools
 import operator
 import re
@@ -158,6 +160,10 @@ def graph_ops(gm: Callable, example_inputs: list[Any]) -> Reference | None:
         return None
     try:
         copies = [_copy(value) for value in example_inputs]
+        if isinstance(gm, torch.fx.GraphModule) and any(node.op == "get_attr" for node in gm.graph.nodes):
+            # State Dynamo attached to the graph instead of passing it (an optimizer's
+            # parameters) would be written by this run: it runs on a copy of that too.
+            gm = copy.deepcopy(gm)
         counter = OpCounter()
         # The RNG streams and grad mode are put back (a graph may set grad mode part way).
         with torch.random.fork_rng(devices=[]), _device_rng(), torch.set_grad_enabled(torch.is_grad_enabled()):

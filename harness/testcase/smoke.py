@@ -35,6 +35,7 @@ from harness.checks.clauses import (
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
     STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES, COMPUTE_PROGRAMS,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
@@ -114,6 +115,13 @@ PICKS = (
     # A generated compute program that wrong values, wrong gradients, perturbed reductions and
     # bfloat16 arithmetic all fail (test/proofs/test_generated_faults.py); under a second.
     Pick("test_generated_programs.GeneratedComputeTests.test_seed_0001", (COMPUTE_PROGRAMS,)),
+    # A class attribute shadowed between calls: both reusing faults of faulty_backends/state.py fail it.
+    Pick("test_state_changes.StateChangeTests.test_instance_shadows_class", (STATE_BETWEEN_CALLS,)),
+    # A compiled optimizer step, judged by its updates; and an eager optimizer on a compiled model.
+    Pick("test_training_loop.TrainingLoopTests.test_compiled_optimizer_step_0_sgd_momentum_foreach", (TRAINING_LOOP,)),
+    Pick("test_training_loop.TrainingLoopTests.test_eager_optimizer_updates_the_compiled_model", (TRAINING_LOOP,)),
+    # BatchNorm's buffers through training steps and eval().
+    Pick("test_training_loop.ModuleStateTests.test_batch_norm_trains_then_evaluates", (MODULE_STATE,)),
     # A real model trained: forward, loss and backward in one compiled step.
     Pick("test_models.ModelTests.test_lstm_language_model_train", (REAL_MODELS,)),
     # An unknown option reported, and the next compile free of it.

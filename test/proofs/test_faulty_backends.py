@@ -30,6 +30,9 @@ FAULTY_MODULE = "test.harness.faulty_backends"
 CONTRACT = "test_backend_contract"
 TRANSFORMS = "test_tracing_transforms"
 OPTIONS = "test_compile_options.CompileOptionsTests"
+STATE = "test_state_changes.StateChangeTests"
+TRAINING = "test_training_loop.TrainingLoopTests"
+MODULES = "test_training_loop.ModuleStateTests"
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,25 @@ FAULTS = (
           (f"{TRANSFORMS}.RandomOpsTests.test_successive_calls_draw_fresh_numbers",)),
     Fault("keeps_its_own_generator", "the global generator drives random ops",
           (f"{TRANSFORMS}.RandomOpsTests.test_same_seed_same_draws",)),
+    # Defined in faulty_backends/state.py: right on the call a graph was compiled for.
+    Fault("caches_by_graph_structure", "state changed between calls", tuple(
+        f"{STATE}.test_{name}" for name in ("dict_key_added", "instance_shadows_class", "grad_mode", "autocast_entered"))),
+    Fault("reuses_graphs_by_input_names", "state changed between calls", tuple(
+        f"{STATE}.test_{name}" for name in (
+            "attribute_added", "autocast_entered", "deterministic_algorithms", "dict_key_added", "dict_key_removed",
+            "functional_swapped", "global_function", "global_int", "grad_mode", "instance_shadows_class",
+            "list_appended", "module_dtype", "module_flag", "module_string", "set_membership", "submodule_type",
+            "torch_function_swapped")) + (f"{TRAINING}.test_compiled_optimizer_step_0_*",)),
+    Fault("freezes_module_state", "module state reaches the graph as inputs", (
+        *(f"{STATE}.test_{name}" for name in ("parameters_updated", "submodule_same_type", "train_to_eval",
+                                               "weights_tied")),
+        f"{MODULES}.test_batch_norm_trains_then_evaluates", f"{MODULES}.test_buffer_written_by_forward",
+        f"{TRAINING}.test_eager_optimizer_updates_the_compiled_model", f"{TRAINING}.test_gradient_accumulation",
+        f"{TRAINING}.test_zero_grad_*", f"{TRAINING}.test_autocast_bfloat16", f"{TRAINING}.test_whole_step_compiled")),
+    Fault("overshoots_optimizer_steps", "the compiled optimizer step", (
+        f"{TRAINING}.test_compiled_optimizer_step_0_*", f"{TRAINING}.test_compiled_optimizer_step_1_*",
+        f"{TRAINING}.test_scheduled_tensor_learning_rate", f"{TRAINING}.test_whole_step_compiled",
+        f"{STATE}.test_optimizer_grad_none")),
     # Defined in faulty_backends/options.py: wrong only in what they do with mode= and options=.
     Fault("ignores_options", "compile options: an unknown one reported",
           (f"{OPTIONS}.test_unknown_option_is_reported", f"{OPTIONS}.test_unknown_mode_is_reported",
@@ -141,6 +163,10 @@ GROUPED_UNDER = {
     "keeps_its_own_generator": clauses.RANDOM_OPS,
     "ignores_options": clauses.OPTIONS,
     "keeps_first_options": clauses.OPTIONS,
+    "caches_by_graph_structure": clauses.STATE_BETWEEN_CALLS,
+    "reuses_graphs_by_input_names": clauses.STATE_BETWEEN_CALLS,
+    "freezes_module_state": clauses.TRAINING_LOOP,
+    "overshoots_optimizer_steps": clauses.TRAINING_LOOP,
 }
 
 _CAUGHT = ("FAIL", "ERROR")

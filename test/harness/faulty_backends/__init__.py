@@ -24,6 +24,9 @@ holds one catalogue, with the self-test that runs it:
 * ``perf``: right in every result, slower or hungrier than aot_eager, which they build on
   (harness/testcase/perf.py; test/proofs/test_perf_faults.py); their docstrings start with
   ``Costs:``;
+* ``state``: right on the call a graph was compiled for, wrong after the state around it
+  changed or only in a training loop's graphs (test/dynamo/test_state_changes.py,
+  test_training_loop.py; test/proofs/test_state_change_faults.py);
 * ``distributed``: right in one process, wrong in a process group (test/dynamo/test_distributed.py;
   test/proofs/test_distributed_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
@@ -93,6 +96,12 @@ from test.harness.faulty_backends.real_data import (
     skips_nan_in_reductions,
     wrong_past_2_to_the_16,
 )
+from test.harness.faulty_backends.state import (
+    caches_by_graph_structure,
+    freezes_module_state,
+    overshoots_optimizer_steps,
+    reuses_graphs_by_input_names,
+)
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -130,6 +139,11 @@ __all__ = [
     "unwraps_subclasses",
     "replays_random_draws",
     "keeps_its_own_generator",
+    # state
+    "caches_by_graph_structure",
+    "freezes_module_state",
+    "overshoots_optimizer_steps",
+    "reuses_graphs_by_input_names",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",
