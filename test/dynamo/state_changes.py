@@ -324,6 +324,24 @@ def parameters_updated():
     return World(block, at)
 
 
+@state_change("a parameter's .data replaced by new values (as weight loading does)", ("TENSOR_MATCH",),
+              recompiles=False)
+def parameter_data_swapped():
+    block = _block()
+    weights = [block.linear.weight.data, block.linear.weight.detach() * -2 + 0.3]
+
+    def at(version):
+        block.linear.weight.data = weights[version]
+    return World(block, at)
+
+
+@state_change("a tensor attribute replaced by another of the same shape", ("TENSOR_MATCH",), recompiles=False)
+def tensor_attribute_replaced():
+    block = _block()
+    masks = [torch.ones(4), torch.tensor([1.0, 0.0, -1.0, 2.0])]
+    return World(block, _setter(block, "extra", *masks))
+
+
 @state_change("a parameter frozen (requires_grad turned off)", ("TENSOR_MATCH",))
 def parameter_frozen():
     block = _block()
