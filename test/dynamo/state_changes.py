@@ -49,15 +49,17 @@ class StateChange:
     build: Callable[[], World]
     recompiles: bool  # whether version 1 needs graphs of its own (else the first ones are reused)
     compile_in_place: bool = False  # module.compile() instead of torch.compile(module)
+    under_no_grad: bool = True  # False where the change is grad mode itself
 
 
 STATE_CHANGES: list[StateChange] = []
 
 
-def state_change(what: str, guards: tuple[str, ...], *, recompiles: bool = True,
-                 compile_in_place: bool = False) -> Callable[[Callable[[], World]], Callable[[], World]]:
+def state_change(what: str, guards: tuple[str, ...], *, recompiles: bool = True, compile_in_place: bool = False,
+                 under_no_grad: bool = True) -> Callable[[Callable[[], World]], Callable[[], World]]:
     def declare(build: Callable[[], World]) -> Callable[[], World]:
-        STATE_CHANGES.append(StateChange(build.__name__, what, guards, build, recompiles, compile_in_place))
+        STATE_CHANGES.append(StateChange(build.__name__, what, guards, build, recompiles, compile_in_place,
+                                         under_no_grad))
         return build
     return declare
 
@@ -480,7 +482,7 @@ def forward_hook_added_in_place():
 
 # -- Global torch state ----------------------------------------------------------------------
 
-@state_change("the call made under torch.no_grad()", ("GRAD_MODE", "GLOBAL_STATE"))
+@state_change("the call made under torch.no_grad()", ("GRAD_MODE", "GLOBAL_STATE"), under_no_grad=False)
 def grad_mode():
     return World(lambda x: x.cos() * 2, lambda version: torch.no_grad() if version else None)
 

@@ -272,7 +272,7 @@ class DeepNet(nn.Module):
     blocks' weights are one stacked parameter: Dynamo traces a module call many times slower
     than a functional one, and the graph it hands over is the same size."""
 
-    def __init__(self, blocks: int = 30, width: int = 4) -> None:
+    def __init__(self, blocks: int = 22, width: int = 4) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.randn(blocks, width, width) / width ** 0.5)
         self.bias = nn.Parameter(torch.zeros(blocks, width))
