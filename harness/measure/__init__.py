@@ -1,5 +1,6 @@
 """What ran, measured while a scenario runs: the graphs each backend received
 (``counters``), the guard failures that caused recompiles (``guards``), the share of a
 compiled call that ran through PyTorch's eager kernels (``eager_share``, with its limit in
-``share_limit``), and the graphs a failing test leaves for its repro (``repro``).
+``share_limit``), the graphs a failing test leaves for its repro (``repro``), and the stage
+a failure came from (``stages``).
 """

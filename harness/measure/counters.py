@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.measure import eager_share, share_limit
+from harness.measure import eager_share, share_limit, stages
 
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
@@ -72,15 +72,28 @@ class CompileCounterWithBackend(CompileCounter):
         backend = compat.with_options(self.backend, kwargs)
         # Counted before the backend sees the graph: a backend may rewrite it in place.
         record = eager_share.GraphRecord(eager_share.graph_ops(gm, example_inputs)) if self.measure_eager_share else None
-        if self.around_compile is not None:
-            compiled = self.around_compile(gm, example_inputs, backend)
-        else:
-            compiled = backend(gm, example_inputs)
-        if record is None:
-            return compiled
-        self.eager_share.append(record)
-        return eager_share.probe(compiled, record)
+        with stages.running(stages.BACKEND_COMPILE):
+            if self.around_compile is not None:
+                compiled = self.around_compile(gm, example_inputs, backend)
+            else:
+                compiled = backend(gm, example_inputs)
+        if record is not None:
+            self.eager_share.append(record)
+            compiled = eager_share.probe(compiled, record)
+        return _run_as_a_stage(compiled)
 
     def __repr__(self) -> str:
         name = getattr(self.backend, "spec", self.backend)
         return f"CompileCounterWithBackend({name!r}, frames={self.frame_count}, ops={self.op_count})"
+
+
+def _run_as_a_stage(compiled: Callable) -> Callable:
+    """``compiled``, whose errors are marked as raised while the compiled code ran."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with stages.running(stages.BACKEND_RUN):
+            return compiled(*args, **kwargs)
+
+    if getattr(compiled, "_boxed_call", False):
+        run._boxed_call = True  # type: ignore[attr-defined]
+    return run

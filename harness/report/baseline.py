@@ -141,8 +141,10 @@ def compare(old: RunResults, new: RunResults) -> Difference:
                 previous.outcome != test.outcome or stable_reason(previous.reason) != stable_reason(test.reason)):
             difference.changed.append((previous, test))
     difference.removed = sorted(before.values(), key=lambda test: test.id)
-    old_problems = {problem.id: problem for problem in problems.group(old.tests)}
-    new_problems = {problem.id: problem for problem in problems.group(new.tests)}
+    # A baseline recorded before failures had stages: compared without them.
+    by_stage = any(test.stage for test in old.tests if test.unexpected) or not any(test.unexpected for test in old.tests)
+    old_problems = {problem.id: problem for problem in problems.group(old.tests, by_stage)}
+    new_problems = {problem.id: problem for problem in problems.group(new.tests, by_stage)}
     difference.new_problems = [problem for key, problem in new_problems.items() if key not in old_problems]
     difference.fixed_problems = [problem for key, problem in old_problems.items() if key not in new_problems]
     difference.metric_changes = metric_changes.compare(old, new)

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness import settings
 from harness.axes import registry
 from harness.project import layout
+from harness.measure import stages
 from harness.report import eager_share, perf_table, problems
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
@@ -81,7 +82,8 @@ def verdict(results: RunResults) -> str:
 
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
-    lines = [_table(results), *perf_lines(results), *op_sweep_lines(results), *eager_share.lines(results), ""]
+    lines = [_table(results), *stage_lines(results), *perf_lines(results), *op_sweep_lines(results),
+             *eager_share.lines(results), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
     found = [problem for clause in grouped for problem in clause.problems]
@@ -120,7 +122,23 @@ def clause_lines(grouped: list[problems.Clause], unexpected: int) -> list[str]:
     return [f"{_count(count, 'problem')} in {_count(unexpected, 'unexpected result')}, by the clause of the "
             "backend contract they break (docs/checks.md):",
             *(f"  {clause.name.ljust(width)}  {_count(len(clause.problems), 'problem')}, "
-              f"{_count(clause.tests, 'test')}" for clause in grouped)]
+              f"{_count(clause.tests, 'test')}{_stages_of(clause)}" for clause in grouped)]
+
+
+def _stages_of(clause: problems.Clause) -> str:
+    """``; backend compile 2, check 3``: where a clause's failures came from."""
+    counts: dict[str, int] = {}
+    for problem in clause.problems:
+        if problem.stage:
+            counts[problem.stage] = counts.get(problem.stage, 0) + len(problem.tests)
+    ordered = {stage: counts[stage] for stage in stages.STAGES if stage in counts}
+    return f"; {problems.stage_line(ordered)}" if ordered else ""
+
+
+def stage_lines(results: RunResults) -> list[str]:
+    """Per backend with unexpected results, the stages they came from (harness.measure.stages)."""
+    return [f"unexpected on {column}, by stage: {problems.stage_line(counts)}"
+            for column, counts in problems.by_stage(results.tests).items()]
 
 
 def problem_block(index: int, problem: problems.Problem, results: RunResults, expectations: str | None,
@@ -131,6 +149,8 @@ def problem_block(index: int, problem: problems.Problem, results: RunResults, ex
              f"      {count} test{'s' if count != 1 else ''}; simplest: {simplest.id}"]
     if problem.where:
         lines.append(f"      in {problem.where}")
+    if problem.stage:
+        lines.append(f"      stage: {problem.stage}")
     for test in problem.tests:
         if test.id in broken:
             failed, collateral = broken[test.id]

@@ -36,8 +36,11 @@ def _testcase(test: TestResult) -> ET.Element:
         # Not this test's failure (it passes alone), so not a <failure>; counted apart by type.
         element = ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"), type=COLLATERAL)
         element.text = _text(test.details)
-    if test.after:
-        ET.SubElement(properties, "property", name="after", value=_text(test.after))
+    # Where a dashboard groups failures: the stage, the problem and the contract clause.
+    for name in ("stage", "problem", "clause", "after"):
+        value = getattr(test, name)
+        if value:
+            ET.SubElement(properties, "property", name=name, value=_text(value))
     return case
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from harness.report import eager_share, perf_table, problems
-from harness.report.console import left_broken_lines, op_sweep_lines, verdict
+from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
 
 _LIMIT = 50  # entries per list; the HTML report has them all
@@ -67,7 +67,7 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
              + (f", compile options `{_cell(run['compile_options'])}`"
                 if run.get("compile_options", "default") != "default" else ""), ""]
     lines += _table(results)
-    sweep = op_sweep_lines(results) + eager_share.lines(results)
+    sweep = stage_lines(results) + op_sweep_lines(results) + eager_share.lines(results)
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
     lines += _perf_section(results)
@@ -88,7 +88,8 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
         for clause in grouped:
             lines += ["", f"**{_cell(clause.name)}**: {len(clause.problems)} problem"
                       f"{'s' if len(clause.problems) != 1 else ''}, {clause.tests} test{'s' if clause.tests != 1 else ''}", ""]
-            lines += _listing([f"{problem.outcome} on {problem.backend}: {problem.representative.reason} "
+            lines += _listing([f"{problem.outcome} on {problem.backend}"
+                               f"{f' in {problem.stage}' if problem.stage else ''}: {problem.representative.reason} "
                                f"({len(problem.tests)} tests; simplest {problem.representative.id})"
                                for problem in clause.problems])
     if unexpected:

@@ -13,8 +13,15 @@ they share
   the names torch generates (Dynamo's size symbols ``s57``, FX's ``arg2_1``, ``primals_3``,
   inductor's ``buf3``); an error is the same whether or not Dynamo wrapped it as the
   backend's compiler's,
+* the stage it came from (harness.measure.stages: capture, AOTAutograd, backend compile,
+  backend run, check),
 * for errors, crashes and timeouts, the innermost frame in the backend's code (file and
   function, not the line, which moves between versions).
+
+What a message names after its core is detail of one test, not a cause: the operator and
+operands after "Found in" (FakeTensor's "Please convert all Tensors to FakeTensors first"),
+the node after "While executing", the hints torch appends. The reason of each test keeps
+them; the problem's signature does not.
 
 Each problem has a stable id (the same problem in tomorrow's run has the same id, so a
 baseline comparison can say which problems are new and which are fixed) and a
@@ -55,27 +62,34 @@ _NORMALIZE = [
     (re.compile(r"\s+(?=[:,)])"), ""),
 ]
 _WHERE_LINE = re.compile(r":\d+\)$")
+# Where a message's detail starts: what follows names this test's operator, operands or node,
+# or is a hint torch appends to every such error.
+_DETAIL = re.compile(r"\s*(\bFound in\b|\bWhile executing\b|\(while checking arguments\b|\bfrom user code\b"
+                     r"|\bSet TORCH_LOGS\b|\bYou can suppress this exception\b|\bFor more information\b"
+                     r"|\bOriginal traceback\b).*$", re.IGNORECASE)
 
 
 def signature(reason: str) -> str:
     """The reason without what varies from one scenario to the next."""
-    text = _OPERANDS.sub(r"\1", _WRAPPED.sub("", reason.strip()))
+    text = _DETAIL.sub("", _OPERANDS.sub(r"\1", _WRAPPED.sub("", reason.strip())))
     for pattern, replacement in _NORMALIZE:
         text = pattern.sub(replacement, text)
     return text.strip()
 
 
-def key(test: TestResult) -> tuple[str, str, str, str]:
+def key(test: TestResult, by_stage: bool = True) -> tuple[str, str, str, str, str]:
+    """``by_stage=False`` leaves the stage out: to compare with results recorded before
+    stages were (harness.report.baseline)."""
     where = _WHERE_LINE.sub(")", test.where or "") if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else ""
-    return test.column, test.outcome, signature(test.reason), where
+    return test.column, test.outcome, (test.stage or "") if by_stage else "", signature(test.reason), where
 
 
-def problem_id(test: TestResult) -> str:
+def problem_id(test: TestResult, by_stage: bool = True) -> str:
     """``<backend>-<what went wrong, in a few words>-<hash of the whole key>``: stable
     across runs, readable in a file name."""
-    backend, outcome, text, where = key(test)
+    backend, outcome, _, text, _ = key(test, by_stage)
     words = re.sub(r"[^a-z0-9]+", "-", f"{outcome} {text.split(': ', 1)[-1]}".lower()).strip("-")[:48].rstrip("-")
-    digest = hashlib.sha1("\0".join(key(test)).encode()).hexdigest()[:6]
+    digest = hashlib.sha1("\0".join(key(test, by_stage)).encode()).hexdigest()[:6]
     return f"{re.sub(r'[^A-Za-z0-9_.]+', '_', backend)}-{words}-{digest}"
 
 
@@ -86,6 +100,7 @@ class Problem:
     outcome: str
     signature: str
     where: str
+    stage: str = ""  # harness.measure.stages; "" for results recorded before stages were
     tests: list[TestResult] = field(default_factory=list)
 
     @property
@@ -104,16 +119,16 @@ def _simplicity(test: TestResult) -> tuple:
     return metrics.get("graphs", 0) + metrics.get("frames", 0) or float("inf"), test.duration_s, test.id
 
 
-def group(tests: list[TestResult]) -> list[Problem]:
+def group(tests: list[TestResult], by_stage: bool = True) -> list[Problem]:
     """The problems among ``tests``' unexpected results, most tests first."""
     problems: dict[str, Problem] = {}
     for test in tests:
         if not test.unexpected:
             continue
-        identifier = problem_id(test)
+        identifier = problem_id(test, by_stage)
         if identifier not in problems:
-            backend, outcome, text, where = key(test)
-            problems[identifier] = Problem(identifier, backend, outcome, text, where)
+            backend, outcome, stage, text, where = key(test, by_stage)
+            problems[identifier] = Problem(identifier, backend, outcome, text, where, stage)
         problems[identifier].tests.append(test)
     return sorted(problems.values(), key=lambda problem: (-len(problem.tests), problem.id))
 
@@ -126,6 +141,25 @@ def assign(tests: list[TestResult]) -> None:
     for problem in group(tests):
         for test in problem.tests:
             test.problem, test.clause = problem.id, problem.clause
+
+
+def by_stage(tests: list[TestResult]) -> dict[str, dict[str, int]]:
+    """Per backend column, how many unexpected results came from each stage, in the order of
+    harness.measure.stages.STAGES (results recorded without a stage left out)."""
+    from harness.measure.stages import STAGES
+
+    counts: dict[str, dict[str, int]] = {}
+    for test in tests:
+        if test.unexpected and test.stage:
+            column = counts.setdefault(test.column, {})
+            column[test.stage] = column.get(test.stage, 0) + 1
+    return {column: {stage: stages[stage] for stage in STAGES if stage in stages}
+            for column, stages in counts.items()}
+
+
+def stage_line(counts: dict[str, int]) -> str:
+    """``backend compile 3, check 12``."""
+    return ", ".join(f"{stage} {count}" for stage, count in counts.items())
 
 
 @dataclass

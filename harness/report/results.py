@@ -67,6 +67,9 @@ class TestResult:
     time_limit_s: float | None = None  # its own time limit (None: the run's timeout_s)
     problem: str | None = None  # harness.report.problems: the id of this unexpected result's problem
     clause: str | None = None  # and the contract clause that problem breaks (harness/checks/clauses.py)
+    # For a failure (expected or not): the stage it came from (harness.measure.stages): "capture",
+    # "AOTAutograd", "backend compile", "backend run" or "check".
+    stage: str | None = None
     # Its value of each per-test axis beside the backend (harness.axes.registry): the variant it
     # ran under, torch's default dtype during it... In results.json each is a field of its own.
     axes: dict[str, str] = field(default_factory=dict)

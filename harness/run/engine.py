@@ -20,6 +20,7 @@ from typing import Callable
 import pytest
 
 from harness import settings
+from harness.measure import stages
 from harness.report.results import FAILED_OUTCOMES, TestResult
 from harness.run.collection import TestInfo
 from harness.worker import crash_reports, forkserver
@@ -126,6 +127,7 @@ class ResultCollector:
             details=decisive.get("details", ""),
             worker=worker,
             where=decisive.get("where", ""),
+            stage=decisive.get("stage") if outcome != "PASS" else None,
         )
 
     def _dead_worker_result(self, info: TestInfo, report: pytest.TestReport) -> TestResult:
@@ -144,8 +146,9 @@ class ResultCollector:
             outcome = "CRASH"
             reason = f"worker {worker} died: {crash_reports.death_cause(output, exit_code)}{where}"
         duration = time.monotonic() - self._started.get(info.nodeid, time.monotonic())
+        stage = stages.BACKEND_COMPILE if crash_reports.while_compiling(output) else stages.BACKEND_RUN
         return info.result(outcome, reason, duration_s=round(duration, 3),
-                           details=crash_reports.crash_details(output), worker=worker, where=innermost)
+                           details=crash_reports.crash_details(output), worker=worker, where=innermost, stage=stage)
 
 
 def _worker_id(report: pytest.TestReport) -> str:

@@ -29,7 +29,7 @@ from harness import compat, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
-from harness.measure import eager_share, share_limit
+from harness.measure import eager_share, share_limit, stages
 from harness.measure.counters import CompileCounterWithBackend
 from harness.measure.guards import GuardFailureRecorder
 from harness.testcase import expectations
@@ -75,6 +75,7 @@ class DynamoTestCase(unittest.TestCase):
         started = time.perf_counter()
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
+        self.failure_stage: str | None = None  # harness.measure.stages, when the body raised
         self.dynamo_metrics: dict[str, float] | None = None
         self.eager_share: dict[str, Any] | None = None  # harness.measure.eager_share.summarize, for results.json
         self._compile_s_before_resets = 0.0
@@ -96,8 +97,24 @@ class DynamoTestCase(unittest.TestCase):
         started = time.perf_counter()
         try:
             return super()._callTestMethod(method)
+        except unittest.SkipTest:
+            raise
+        except BaseException as error:
+            test_file = getattr(sys.modules.get(type(self).__module__), "__file__", None) or ""
+            self.failure_stage = stages.of(error, stages.is_check_failure(error, test_file))
+            self._expect_only_its_stage()
+            raise
         finally:
             self.timing["body_s"] = time.perf_counter() - started
+
+    def _expect_only_its_stage(self) -> None:
+        """An xfail entry naming a stage expects a failure from that stage only: one from
+        another stage is unexpected (unittest reads whether a failure was expected when it
+        records it, just after this)."""
+        expected = self.expectation.stage if self.expectation is not None else ""
+        outcome = getattr(self, "_outcome", None)
+        if expected and self.failure_stage != expected and outcome is not None:
+            outcome.expecting_failure = False
 
     # -- per-test isolation --------------------------------------------------------------
 

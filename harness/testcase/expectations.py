@@ -52,6 +52,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from harness import settings
+from harness.measure import stages
 from harness.axes import registry
 
 EXPECTATIONS_ENV = settings.EXPECTATIONS
@@ -65,15 +66,16 @@ _REQUIRED = ("test", "status", "reason")
 def _fields() -> dict[str, type]:
     """The keys an [[expect]] entry may have: one per axis in use, among the others."""
     return {"test": str, **{axis.name: str for axis in registry.AXES}, "torch": str, "aot_autograd": bool,
-            "onednn_bf16": bool, "status": str, "reason": str}
+            "onednn_bf16": bool, "status": str, "stage": str, "reason": str}
 
 
 def _limit_fields() -> dict[str, type]:
-    return {**{key: kind for key, kind in _fields().items() if key != "status"}, "max": float}
+    return {**{key: kind for key, kind in _fields().items() if key not in ("status", "stage")}, "max": float}
 
 
 def _difference_fields() -> dict[str, type]:
-    return {**{key: kind for key, kind in _fields().items() if key != "status"}, "op": str, "domain": str}
+    return {**{key: kind for key, kind in _fields().items() if key not in ("status", "stage")}, "op": str,
+            "domain": str}
 
 
 TABLES = ("expect", "eager_share", "value_difference")
@@ -91,6 +93,9 @@ class Expectation:
     torch: str = ""
     aot_autograd: bool | None = None
     onednn_bf16: bool | None = None  # the CPU's bfloat16 support in oneDNN (harness.compat.onednn_has_bfloat16)
+    # For an xfail: the stage the failure must come from (harness.measure.stages); a failure
+    # from another stage is unexpected. "" accepts any.
+    stage: str = ""
     source: str = ""  # file:line of the entry
     axes: tuple[tuple[str, str], ...] = ()  # (axis, glob) for each axis the entry names; the others: "*"
 
@@ -208,6 +213,10 @@ def parse(text: str, filename: str = "<expectations>") -> list[Expectation]:
     for raw, source, fail in _raw_entries(text, filename, "expect", _fields(), _REQUIRED):
         if raw["status"] not in STATUSES:
             fail(f"status '{raw['status']}' is not one of {', '.join(STATUSES)}", "status")
+        if "stage" in raw and raw["stage"] not in stages.STAGES:
+            fail(f"stage '{raw['stage']}' is not one of {', '.join(stages.STAGES)}", "stage")
+        if "stage" in raw and raw["status"] != "xfail":
+            fail("stage is for an xfail entry: the stage its failure must come from", "stage")
         entries.append(Expectation.of(source=source, **raw))
     return entries
 

@@ -15,7 +15,8 @@ import pytest
 
 from harness import settings
 from harness.errors import innermost
-from harness.worker.frames import STDLIB, in_compile, in_stdlib, short_path
+from harness.measure import stages
+from harness.worker.frames import in_compile, in_stdlib, short_path
 from harness.worker.protocol import DEFERRED, unittest_id
 
 # A directory: when set, a worker writes there the graphs each unexpectedly failing test
@@ -48,7 +49,7 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
             return {**entry, "outcome": DEFERRED, "reason": _skip_reason(report)}
         if hasattr(report, "wasxfail"):
             reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
-            return {**entry, "outcome": "XFAIL", "reason": reason}
+            return {**entry, "outcome": "XFAIL", "reason": reason, "stage": getattr(testcase, "failure_stage", None)}
         return {**entry, "outcome": "SKIP", "reason": _skip_reason(report)}
     error = call.excinfo.value if call.excinfo is not None else None
     message = str(error) if error is not None else ""
@@ -62,19 +63,26 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         where = _innermost_frame(call.excinfo)
         limit = re.search(r">\s*([\d.]+)\s*s", message)
         reason = f"stopped by the {float(limit.group(1)):g} s time limit" if limit else message.splitlines()[0]
-        if in_compile("\n".join(f"in {entry.name}" for entry in call.excinfo.traceback)):
+        compiling = in_compile("\n".join(f"in {entry.name}" for entry in call.excinfo.traceback))
+        if compiling:
             reason += " while the backend was compiling"
         reason += f" in {where}" if where else ""
-        return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details}
+        return {**entry, "outcome": "TIMEOUT", "reason": reason, "where": where, "details": details,
+                "stage": stages.BACKEND_COMPILE if compiling else stages.BACKEND_RUN}
     failed_assertion = isinstance(error, AssertionError) and report.when == "call" and raised_by_a_check(error, item)
     if report.when == "call" and settings.current().given(CAPTURE_ENV) and expectation_allows_capture(testcase):
         _capture_graphs(item, testcase)
+    stage = getattr(testcase, "failure_stage", None) or stages.of(error, failed_assertion)
+    reason = _reason(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1]
+    if expectation is not None and expectation.stage and expectation.stage != stage:
+        reason = f"failed in {stage}, not in {expectation.stage} as expected [{expectation.source}]: {reason}"
     return {
         **entry,
         "outcome": "FAIL" if failed_assertion else "ERROR",
-        "reason": _reason(error) if error is not None else (report.longreprtext.strip().splitlines() or [""])[-1],
+        "reason": reason,
         "where": "" if failed_assertion or error is None else _raised_at(innermost(error)),
         "details": details,
+        "stage": stage,
     }
 
 
@@ -92,23 +100,10 @@ def _capture_graphs(item: pytest.Item, testcase: Any) -> None:
         print(f"dynamo-aot-suite: could not save the graphs of {item.nodeid} for a repro: {error!r}")
 
 
-_HARNESS = str(Path(__file__).resolve().parents[1])
-_CHECK_LIBRARIES = (os.path.join(STDLIB, "unittest", ""), f"{os.sep}torch{os.sep}testing{os.sep}")
-
-
 def raised_by_a_check(error: AssertionError, item: pytest.Item) -> bool:
-    """Whether a check failed (unittest's or torch.testing's asserts, or an ``assert`` of
-    the test's module or of the harness), rather than an ``assert`` inside torch or the
-    backend, which is an internal error (Dynamo's "sources must not be empty for symbol"):
-    the compile failed, and the result is an ERROR with the code that raised it."""
-    import traceback
-
-    frames = traceback.extract_tb(error.__traceback__)
-    if not frames:
-        return True
-    path = str(Path(frames[-1].filename).resolve())
-    return (any(library in path for library in _CHECK_LIBRARIES) or path.startswith(_HARNESS)
-            or path == str(Path(str(item.path)).resolve()))
+    """Whether a check of the test failed, rather than an ``assert`` inside torch or the
+    backend (harness.measure.stages.is_check_failure)."""
+    return stages.is_check_failure(error, str(item.path))
 
 
 def _innermost_frame(excinfo: pytest.ExceptionInfo | None) -> str:
