@@ -34,7 +34,6 @@ nodes are not hooked (compiled autograd would trace the hooks).
 from __future__ import annotations
 
 import copy
-
 import functools
 import operator
 import re

@@ -21,6 +21,7 @@ from torch import nn
 
 from harness import BackendTestCase, for_each_backend, tiers, variants
 from harness.checks.compare import assert_close, weighted_loss
+from harness.checks.updates import named_state
 from test.dynamo.state_changes import STATE_CHANGES, StateChange, World
 
 VERSIONS = (0, 1, 0)  # back to the first state: its graphs must be reused, not rebuilt
@@ -33,11 +34,9 @@ def _leaves(world: World) -> list[tuple[str, torch.Tensor]]:
 
 
 def _state(world: World) -> dict[str, torch.Tensor]:
+    """What a call may leave changed: the module's parameters and buffers, and the world's own."""
     program = world.program
-    named = dict(program.named_buffers()) if isinstance(program, nn.Module) else {}
-    named.update({f"parameter {name}": param.detach() for name, param in _leaves(world)})
-    named.update(world.observed())
-    return named
+    return {**named_state(program if isinstance(program, nn.Module) else None), **world.observed()}
 
 
 @variants.opt_out("automatic_dynamic", "the state changes, not the inputs' sizes")

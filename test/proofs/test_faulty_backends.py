@@ -119,8 +119,8 @@ FAULTS = (
             "list_appended", "module_dtype", "module_flag", "module_string", "set_membership", "submodule_type",
             "torch_function_swapped")) + (f"{TRAINING}.test_compiled_optimizer_step_0_*",)),
     Fault("freezes_module_state", "module state reaches the graph as inputs", (
-        *(f"{STATE}.test_{name}" for name in ("parameters_updated", "submodule_same_type", "train_to_eval",
-                                               "weights_tied")),
+        *(f"{STATE}.test_{name}" for name in ("parameters_updated", "parameter_data_swapped", "submodule_same_type",
+                                               "train_to_eval", "weights_tied")),
         f"{MODULES}.test_batch_norm_trains_then_evaluates", f"{MODULES}.test_buffer_written_by_forward",
         f"{TRAINING}.test_eager_optimizer_updates_the_compiled_model", f"{TRAINING}.test_gradient_accumulation",
         f"{TRAINING}.test_zero_grad_*", f"{TRAINING}.test_autocast_bfloat16", f"{TRAINING}.test_whole_step_compiled")),
