@@ -273,6 +273,11 @@ def is_op_overload(target: Any) -> bool:
     return isinstance(target, torch._ops.OpOverload)
 
 
+def is_op_overload_packet(target: Any) -> bool:
+    """Whether a graph node's call target is an operator with all its overloads (``aten.mul``)."""
+    return isinstance(target, torch._ops.OpOverloadPacket)
+
+
 def is_higher_order_op(target: Any) -> bool:
     """Whether ``target`` is a higher-order operator (``wrap``, ``cond``, checkpoint...)."""
     return isinstance(target, torch._ops.HigherOrderOperator)

@@ -32,6 +32,7 @@ IMPORTS = "DYNAMO_SUITE_IMPORTS"  # modules to import first: they may register b
 SCENARIOS = "DYNAMO_SUITE_SCENARIOS"  # a project's own scenario files or modules (harness.project.extensions)
 MODELS = "DYNAMO_SUITE_MODELS"  # a project's own models for test_models.py (harness.project.extensions)
 EXPECTATIONS = "DYNAMO_SUITE_EXPECTATIONS"  # harness.testcase.expectations
+UNSUPPORTED = "DYNAMO_SUITE_UNSUPPORTED"  # capabilities declared unsupported (harness.measure.capabilities)
 TIER = "DYNAMO_SUITE_TIER"  # harness.testcase.tiers
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
@@ -45,8 +46,8 @@ CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of fa
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)
 
 # What a repro needs, beside the test's own axis values, to run a scenario as the run did.
-REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, TIER, OP_SWEEP, GENERATED, DEVICE, COMPILE_OPTIONS, MAX_EAGER_SHARE,
-         PERF_BUDGET, PERF_THREADS)
+REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, UNSUPPORTED, TIER, OP_SWEEP, GENERATED, DEVICE, COMPILE_OPTIONS,
+         MAX_EAGER_SHARE, PERF_BUDGET, PERF_THREADS)
 
 FILE_OPTION = "--dynamo-suite-settings"  # the pytest option a worker gets its settings file with
 

@@ -5,7 +5,9 @@ A backend spec is one of:
 * a name registered with torch (``aot_eager``, ``inductor``, a ``torch_dynamo_backends``
   entry point, or anything a plugin module registered),
 * ``package.module:attr`` -- an importable callable,
-* ``path/to/file.py:attr`` -- a callable defined in a file anywhere on disk.
+* ``path/to/file.py:attr`` -- a callable defined in a file anywhere on disk;
+* either ending in ``()`` (``thunder.dynamo:ThunderCompiler()``): a class, or a factory,
+  called with no arguments once, whose result is the backend.
 
 Registered names are looked up in torch's registry each time the backend compiles, so a
 plugin that re-registers ``aot_eager`` is the one that runs.
@@ -103,8 +105,20 @@ def _from_file(spec: str, path_text: str, attr: str) -> Backend:
         except Exception as error:
             del sys.modules[module_name]
             raise BackendSpecError(f"backend '{spec}': importing {path} failed: {error!r}") from None
-    fn = _callable_or_error(_load_attr(module, attr, spec), spec)
-    return Backend(spec=spec, name=_identifier(attr.split(".")[-1]), _load=lambda: fn)
+    fn = _callable_or_error(_made(_load_attr(module, attr.removesuffix("()"), spec), attr, spec), spec)
+    return Backend(spec=spec, name=_identifier(attr.removesuffix("()").split(".")[-1]), _load=lambda: fn)
+
+
+def _made(obj: Any, attr: str, spec: str) -> Any:
+    """``obj`` itself, or what calling it with no arguments makes, when ``attr`` ends in ``()``."""
+    if not attr.endswith("()"):
+        return obj
+    try:
+        return _callable_or_error(obj, spec)()
+    except BackendSpecError:
+        raise
+    except Exception as error:
+        raise BackendSpecError(f"backend '{spec}': calling {attr} raised {error!r}") from None
 
 
 def _from_module(spec: str, module_name: str, attr: str) -> Backend:
@@ -114,8 +128,11 @@ def _from_module(spec: str, module_name: str, attr: str) -> Backend:
         raise BackendSpecError(
             f"backend '{spec}': cannot import module '{module_name}' ({error}); is it on PYTHONPATH?"
         ) from None
-    fn = _callable_or_error(_load_attr(module, attr, spec), spec)
-    return Backend(spec=spec, name=_identifier(attr.split(".")[-1]), _load=lambda: fn)
+    except Exception as error:  # a package that breaks on import (on this torch)
+        raise BackendSpecError(f"backend '{spec}': importing module '{module_name}' raised {error!r}") from None
+    made = _made(_load_attr(module, attr.removesuffix("()"), spec), attr, spec)
+    fn = _callable_or_error(made, spec)
+    return Backend(spec=spec, name=_identifier(attr.removesuffix("()").split(".")[-1]), _load=lambda: fn)
 
 
 def _from_registry(spec: str) -> Backend:
@@ -180,6 +197,41 @@ def selected_backends() -> tuple[Backend, ...]:
 def _resolved(specs: str, imports: str) -> tuple[Backend, ...]:
     import_plugins(imports)
     return tuple(resolve_backends(specs))
+
+
+def package_of(backend: Backend) -> str:
+    """``name version`` of the installed distribution that provides the backend
+    (``openvino 2026.4.1``; ``torch 2.13.0+cpu`` for torch's own); "" when none does (a file,
+    a module on the path that no distribution installed): from the entry point that registers
+    its name, the module its spec names, or the module of its compiler."""
+    import importlib.metadata
+
+    spec = backend.spec
+    for entry_point in importlib.metadata.entry_points(group="torch_dynamo_backends"):
+        if entry_point.name == spec and entry_point.dist is not None:
+            return f"{entry_point.dist.name} {entry_point.dist.version}"
+    if ":" in spec and not spec.split(":")[0].endswith(".py"):
+        module = spec.split(":")[0]
+    elif ":" in spec:
+        return ""
+    else:
+        try:
+            compiler = backend.compiler_fn()
+        except Exception:  # a backend that cannot load says so when its tests run
+            return ""
+        target = getattr(compiler, "func", compiler)  # a functools.partial
+        module = getattr(target, "__module__", None) or type(target).__module__ or ""
+    top = module.split(".")[0]
+    try:
+        distributions = importlib.metadata.packages_distributions().get(top, [])
+    except Exception:
+        distributions = []
+    for name in distributions:
+        try:
+            return f"{name} {importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return ""
 
 
 class _BackendBehaviour(axis.Behaviour):

@@ -63,13 +63,14 @@ COMPUTE_PROGRAMS = "operators in combination, over every kind of value: exact wh
 STATE_BETWEEN_CALLS = "state changed between calls (configs, modules, hooks, global modes): eager's result after it"
 TRAINING_LOOP = "the training loop compiled: each step's update of parameters and optimizer state as eager's"
 MODULE_STATE = "module state: buffers written back, train and eval, graphs of any size"
+REFUSAL = "what it declares unsupported: refused with an error naming it, or eager's answer"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
     CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
-    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -80,6 +81,8 @@ NO_CLAUSE = "no named clause (a finding: name the clause this check enforces)"
 # A check's message, as problems.signature() leaves it, and the clause that check enforces.
 # First match wins, so the narrower patterns come first.
 _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
+    # harness/report/problems.py: a test of a capability declared unsupported that was not refused.
+    (r"^declared unsupported\b", REFUSAL),
     (r"leaked global state|changed by the call|mode after the call", STATE_AFTER),
     # The value-domain check (harness/checks/value_domains.py): "<dtype> on <domain> values: ..."
     (r"\bon [a-z ]+ values: .*subnormal values flushed to zero", SUBNORMALS),

@@ -32,7 +32,7 @@ silently equal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -224,6 +224,9 @@ class Difference:
     op: str
     domain: str
     what: str
+    # The compiled call's own error, where it raised instead of answering (for the refusal
+    # contract: harness.measure.capabilities.attach_caught).
+    raised: BaseException | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.op} on {self.domain} values: {self.what}"
@@ -373,7 +376,8 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
                 problem = _judge(expected[index], actual[index], inputs[index], flattened[index][1], gradients,
                                  testcase, tolerance_scale)
                 if problem:
-                    problems.append(Difference(calls[index].name, domain.name, problem))
+                    raised = actual[index] if isinstance(actual[index], Exception) else None
+                    problems.append(Difference(calls[index].name, domain.name, problem, raised))
     opcheck._graphs(counter)
     return problems
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.measure import eager_share, share_limit, stages
+from harness.measure import capabilities, eager_share, share_limit, stages
 
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
@@ -32,6 +32,8 @@ class CompileCounter:
         self.example_inputs: list[list[Any]] = []
         # Per graph, the keyword arguments torch handed with it: mode= and options= of the compile.
         self.compile_kwargs: list[dict[str, Any]] = []
+        # What the graphs need of a backend (harness.measure.capabilities), read before it sees them.
+        self.capabilities: set[str] = set()
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         self.frame_count += 1
@@ -39,6 +41,7 @@ class CompileCounter:
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
         self.compile_kwargs.append(kwargs)
+        self.capabilities |= capabilities.of_graph(gm, example_inputs)
         return self.compile(gm, example_inputs, **kwargs)
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:

@@ -6,6 +6,7 @@
     imports = ["mycc.register"]                       # modules imported first (DYNAMO_SUITE_IMPORTS)
     expectations = "suite-expectations.toml"          # the project's own, read over the bundled ones
     scenarios = ["tests/suite"]                       # the project's scenario modules: paths or modules
+    unsupported = ["training", "float64"]             # what the backend does not do (docs/scope.md)
     models = ["mycc.suite_models"]                    # modules whose MODELS join the model zoo
     report-dir = "build/suite-reports"
 
@@ -63,6 +64,7 @@ def keys() -> dict[str, Key]:
         Key("expectations", setting=settings.EXPECTATIONS, kind="path"),
         Key("scenarios", setting=settings.SCENARIOS, kind="paths"),
         Key("models", setting=settings.MODELS, kind="paths"),
+        Key("unsupported", setting=settings.UNSUPPORTED, kind="list"),
         Key("tier", setting=settings.TIER),
         Key("op-sweep", setting=settings.OP_SWEEP),
         Key("generated", setting=settings.GENERATED, kind="number"),

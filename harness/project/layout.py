@@ -29,6 +29,22 @@ COMMAND = "dynamo-aot-suite"
 CLONE_COMMAND = "python run_tests.py"
 
 
+def suite_version() -> str:
+    """The suite's version: the installed distribution's, else the clone's setup.cfg."""
+    import importlib.metadata
+    import re
+
+    if not INSTALLED:
+        found = re.search(r"(?m)^version\s*=\s*(\S+)", (HARNESS_DIR.parent / "setup.cfg").read_text()) \
+            if (HARNESS_DIR.parent / "setup.cfg").is_file() else None
+        if found:
+            return found.group(1)
+    try:
+        return importlib.metadata.version(COMMAND)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def common_root(paths: list[Path]) -> Path:
     """The deepest directory above every path: pytest's root when a project's scenario
     files lie outside the suite root."""

@@ -22,7 +22,7 @@ from harness.report import metric_changes, problems
 from harness.report.metric_changes import PerfComparison
 from harness.report.results import RunResults, TestResult
 
-_FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL"}
+_FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL", "REFUSED"}
 _PASSING = {"PASS", "XPASS"}
 
 _VOLATILE = [

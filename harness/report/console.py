@@ -12,8 +12,8 @@ from harness import settings
 from harness.axes import registry
 from harness.project import layout
 from harness.measure import stages
-from harness.report import eager_share, perf_table, problems
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, OUTCOMES, RunResults, TestResult
+from harness.report import eager_share, perf_table, problems, scope
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
@@ -60,7 +60,8 @@ def op_sweep_lines(results: RunResults) -> list[str]:
             count = lambda *outcomes: sum(test.outcome in outcomes for test in ops)  # noqa: E731
             lines.append(f"op sweep ({results.run.get('op_sweep', 'quick')}) on {column}: {len(ops)} op tests, "
                          f"{count('PASS')} passed, {count('XFAIL')} expected failures, "
-                         f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
+                         + (f"{count('REFUSED')} refused, " if count('REFUSED') else "")
+                         + f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
                          + (f", {count(COLLATERAL)} collateral" if count(COLLATERAL) else ""))
     return lines
 
@@ -75,6 +76,8 @@ def left_broken_lines(results: RunResults) -> list[str]:
 def verdict(results: RunResults) -> str:
     counts = results.summary()
     text = "as expected" if not counts["unexpected"] else f"{counts['unexpected']} unexpected"
+    if counts.get("REFUSED"):
+        text += f", {counts['REFUSED']} refused as declared"
     if counts[COLLATERAL]:
         text += f", {counts[COLLATERAL]} collateral"
     return f"{counts['total']} tests, {text}"
@@ -82,7 +85,9 @@ def verdict(results: RunResults) -> str:
 
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
-    lines = [_table(results), *stage_lines(results), *perf_lines(results), *op_sweep_lines(results),
+    declared = scope.lines(results)
+    lines = [*declared, *([""] if declared else []), _table(results), *stage_lines(results), *perf_lines(results),
+             *op_sweep_lines(results),
              *eager_share.lines(results), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
@@ -107,7 +112,8 @@ def summary(results: RunResults, expectations: str | None = None, repros: dict[s
     orphans = [line for test_id, line in zip(sorted(broken), left_broken_lines(results)) if test_id not in number]
     if orphans:  # the cause failed as expected (XFAIL), so it is no problem of its own
         lines += [*orphans, ""]
-    lines.append(f"{verdict(results)}, in {results.run.get('duration_s', 0):.0f} s")
+    lines.append(f"{verdict(results)}, in {results.run.get('duration_s', 0):.0f} s, "
+                 f"on torch {results.run.get('torch', '?')}")
     return "\n".join(lines)
 
 
@@ -145,7 +151,9 @@ def problem_block(index: int, problem: problems.Problem, results: RunResults, ex
                   repro_file: str | None, broken: dict[str, tuple[int, int]]) -> list[str]:
     simplest = problem.representative
     count = len(problem.tests)
-    lines = [f"  [{index}] {problem.backend}: {problem.outcome} {simplest.reason}",
+    breach = problems.breach(simplest)
+    lines = [f"  [{index}] {problem.backend}: {problem.outcome} {breach or simplest.reason}",
+             *([f"      the simplest's own reason: {simplest.reason}"] if breach else []),
              f"      {count} test{'s' if count != 1 else ''}; simplest: {simplest.id}"]
     if problem.where:
         lines.append(f"      in {problem.where}")
@@ -163,12 +171,13 @@ def problem_block(index: int, problem: problems.Problem, results: RunResults, ex
 
 
 def _table(results: RunResults) -> str:
-    columns = ["backend", *OUTCOMES, "time", "eager"]
+    outcomes = results.outcomes_shown()
+    columns = ["backend", *outcomes, "time", "eager"]
     rows = []
     for column in results.columns():
         tests = [test for test in results.tests if test.column == column]
         label = "(backend-independent)" if column == BACKEND_INDEPENDENT else column
-        counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
+        counts = [sum(test.outcome == outcome for test in tests) for outcome in outcomes]
         seconds = sum(test.duration_s for test in tests)
         rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s",
                      eager_share.median_text(tests)])

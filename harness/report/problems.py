@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.checks import clauses
+from harness.measure.stages import BACKEND_COMPILE, BACKEND_RUN, CHECK
 from harness.report.results import TestResult
 
 # The suite's own checks say "<what>: <how it differs>"; unittest's assertEqual puts its
@@ -62,6 +63,7 @@ _NORMALIZE = [
     (re.compile(r"\s+(?=[:,)])"), ""),
 ]
 _WHERE_LINE = re.compile(r":\d+\)$")
+_BACKEND_STAGES = (BACKEND_COMPILE, BACKEND_RUN, CHECK)
 # Where a message's detail starts: what follows names this test's operator, operands or node,
 # or is a hint torch appends to every such error.
 _DETAIL = re.compile(r"\s*(\bFound in\b|\bWhile executing\b|\(while checking arguments\b|\bfrom user code\b"
@@ -81,7 +83,19 @@ def key(test: TestResult, by_stage: bool = True) -> tuple[str, str, str, str, st
     """``by_stage=False`` leaves the stage out: to compare with results recorded before
     stages were (harness.report.baseline)."""
     where = _WHERE_LINE.sub(")", test.where or "") if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else ""
-    return test.column, test.outcome, (test.stage or "") if by_stage else "", signature(test.reason), where
+    stage = (test.stage or "") if by_stage else ""
+    return test.column, test.outcome, stage, breach(test) or signature(test.reason), where
+
+
+def breach(test: TestResult) -> str | None:
+    """For a test of a capability the run declared unsupported that the backend did not
+    refuse (harness.measure.capabilities), how it broke the refusal contract: one problem per
+    capability and way, whatever each test's check or error said (its reason keeps that).
+    Failures of Dynamo's capture or AOTAutograd are no refusal to make: they keep their own."""
+    if not test.out_of_scope or test.outcome not in ("FAIL", "ERROR") or test.stage not in _BACKEND_STAGES:
+        return None
+    how = "an answer other than eager's" if test.stage == CHECK else f"an error in {test.stage} that does not name it"
+    return f"declared unsupported {', '.join(test.out_of_scope)}, yet {how} instead of a refusal"
 
 
 def problem_id(test: TestResult, by_stage: bool = True) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.axes import registry
+from harness.measure import capabilities
 
 SCHEMA = "dynamo-aot-suite/results"
 SCHEMA_VERSION = 2
@@ -22,12 +23,15 @@ READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without COLLATERAL and its 
 
 # In report order: the expected outcomes first, then COLLATERAL (failed only after another
 # test broke its worker process; passes alone), then the ones that make a run fail.
-OUTCOMES = ("PASS", "XFAIL", "SKIP", "COLLATERAL", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
-EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP"})
+# REFUSED: the test needed a capability the project declared unsupported, and the backend
+# refused it with an error naming it (harness.measure.capabilities).
+OUTCOMES = ("PASS", "XFAIL", "SKIP", "REFUSED", "COLLATERAL", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
+REFUSED = "REFUSED"
+EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP", REFUSED})
 # Not the test's own failure, so not unexpected: the test that broke the process is.
 COLLATERAL = "COLLATERAL"
 # Outcomes after which a worker process may be left broken for the tests that follow.
-FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", "TIMEOUT", "CRASH"})
+FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", REFUSED, "TIMEOUT", "CRASH"})
 OP_SWEEP_PREFIX = "test_op_sweep."  # scenario names of the operator sweep's tests
 BACKEND_INDEPENDENT = registry.BACKEND_INDEPENDENT  # the backend column of tests that run once, not per backend
 
@@ -70,6 +74,11 @@ class TestResult:
     # For a failure (expected or not): the stage it came from (harness.measure.stages): "capture",
     # "AOTAutograd", "backend compile", "backend run" or "check".
     stage: str | None = None
+    # What it asked of the backend (harness.measure.capabilities: "training", "float64"...; None:
+    # not recorded), and which of that the run declared unsupported: then it checked the
+    # refusal contract.
+    needs: list[str] | None = None
+    out_of_scope: list[str] = field(default_factory=list)
     # Its value of each per-test axis beside the backend (harness.axes.registry): the variant it
     # ran under, torch's default dtype during it... In results.json each is a field of its own.
     axes: dict[str, str] = field(default_factory=dict)
@@ -133,6 +142,35 @@ class RunResults:
     def unexpected(self) -> list[TestResult]:
         return [test for test in self.tests if test.unexpected]
 
+    @property
+    def unsupported(self) -> list[str]:
+        """The capabilities the run declared unsupported (harness.measure.capabilities)."""
+        return list(self.run.get("unsupported") or [])
+
+    def outcomes_shown(self) -> tuple[str, ...]:
+        """The outcome columns of a counts table: REFUSED only where a scope was declared."""
+        shown = self.unsupported or any(test.outcome == REFUSED for test in self.tests)
+        return tuple(outcome for outcome in OUTCOMES if outcome != REFUSED or shown)
+
+    def scope(self) -> dict[str, Any]:
+        """The declared scope, and per report column, per capability its tests needed
+        (catalogue order), how many tests needed it and how they ended."""
+        order = list(capabilities.CATALOGUE)
+        columns: dict[str, dict[str, dict[str, int]]] = {}
+        for test in self.tests:
+            for name in test.needs or ():
+                counts = columns.setdefault(test.column, {}).setdefault(
+                    name, {"tests": 0, "passed": 0, "refused": 0, "expected_failures": 0, "unexpected": 0})
+                counts["tests"] += 1
+                outcome = {"PASS": "passed", REFUSED: "refused", "XFAIL": "expected_failures"}.get(test.outcome)
+                if outcome:
+                    counts[outcome] += 1
+                counts["unexpected"] += test.unexpected
+        rank = lambda name: order.index(name) if name in order else len(order)  # noqa: E731
+        return {"unsupported": self.unsupported,
+                "needed": {column: dict(sorted(columns[column].items(), key=lambda item: rank(item[0])))
+                           for column in self.columns() if column in columns}}
+
     def left_broken(self) -> dict[str, tuple[int, int]]:
         """Per test after which others failed in its worker process, when some of those pass
         alone: (how many failed after it, how many of them are COLLATERAL)."""
@@ -171,6 +209,7 @@ class RunResults:
         return {
             "schema": SCHEMA,
             "schema_version": SCHEMA_VERSION,
+            "scope": self.scope(),
             "run": self.run,
             "summary": self.summary(),
             "tests": [test.to_json() for test in self.tests],

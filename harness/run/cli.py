@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, command: str 
 
 def _main(args: argparse.Namespace, out: TextIO) -> int:
     plan = configure.plan(args)
+    if args.scoreboard:
+        return finish.scoreboard(plan, out)
     if args.merge:
         return finish.merge(plan, out)
     # Installed in this process too (the tier, the device... are read through it), and put

@@ -66,7 +66,7 @@ class TestInfo:
 @dataclass
 class Collected:
     torch_version: str
-    backends: list[dict[str, str]]  # name, spec
+    backends: list[dict[str, str]]  # name, spec, package (the distribution providing it: "openvino 2026.4.1")
     tests: list[TestInfo]  # in unittest's order
     root: str = str(ROOT)  # the directory test node ids are relative to: pytest's root for the workers
     # How the workers start: "forked" from the collecting process (collect(serve=True),
@@ -162,7 +162,8 @@ def collect_here() -> Collected:
                               backend=backend, backend_spec=spec, tier=tiers.tier_of(test),
                               axes={name: value for name, value in getattr(cls, "axis_values", {}).items()
                                     if name != registry.BACKEND.name}))
-    return Collected(torch_version, [{"name": b.name, "spec": b.spec} for b in chosen], tests, str(root))
+    return Collected(torch_version, [{"name": b.name, "spec": b.spec, "package": backends.package_of(b)} for b in chosen],
+                     tests, str(root))
 
 
 def backend_of(testcase_class: type) -> tuple[str, str]:

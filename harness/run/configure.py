@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import settings
 from harness.axes import registry
 from harness.axes.axis import AxisError
-from harness.measure import share_limit
+from harness.measure import capabilities, share_limit
 from harness.project import layout
 from harness.run import options, selection
 from harness.run.options import UsageError
@@ -53,6 +53,8 @@ def plan(args: argparse.Namespace) -> Plan:
     if args.fail_on in ("regressions", "metrics") and not args.baseline:
         raise UsageError(f"--fail-on {args.fail_on} needs --baseline FILE to tell what is new")
     report_dir = options.from_project(args, "report_dir", options.prepare_report_dir) if not args.list else None
+    if args.scoreboard:  # its --baseline is an earlier scoreboard.json, read where it is built
+        return Plan(args, jobs, shard, report_dir, None)
     baseline = load_results(args.baseline) if args.baseline else None
     if args.merge:
         return Plan(args, jobs, shard, report_dir, baseline)
@@ -86,6 +88,7 @@ def _given(args: argparse.Namespace) -> dict[str, str]:
     given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
     given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
                   settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations,
+                  settings.UNSUPPORTED: args.unsupported,
                   settings.PERF_BUDGET: args.perf_budget, settings.PERF_THREADS: args.perf_threads})
     return {name: value for name, value in given.items() if value is not None}
 
@@ -106,6 +109,10 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
         except ValueError as error:
             raise UsageError(at(args, settings.MAX_EAGER_SHARE,
                                 f"--max-eager-share / {share_limit.MAX_ENV}: {error}"))
+        try:
+            capabilities.declared()
+        except capabilities.ScopeError as error:
+            raise UsageError(at(args, settings.UNSUPPORTED, f"--unsupported / {capabilities.UNSUPPORTED_ENV}: {error}"))
         try:
             tiers.current()
         except tiers.TierError as error:

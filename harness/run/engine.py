@@ -128,6 +128,8 @@ class ResultCollector:
             worker=worker,
             where=decisive.get("where", ""),
             stage=decisive.get("stage") if outcome != "PASS" else None,
+            needs=(call or decisive).get("needs"),
+            out_of_scope=(call or decisive).get("out_of_scope") or [],
         )
 
     def _dead_worker_result(self, info: TestInfo, report: pytest.TestReport) -> TestResult:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import settings
 from harness.axes import registry
-from harness.measure import share_limit
+from harness.measure import capabilities, share_limit
+from harness.project import layout
 from harness.run import configure
 from harness.run.configure import Plan
 from harness.run.options import UsageError
@@ -34,10 +35,12 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
             "started": started.isoformat(timespec="seconds"),
             "duration_s": round(duration_s, 3),
             "torch": collected.torch_version,
+            "suite": layout.suite_version(),
             "python": platform.python_version(),
             "platform": platform.platform(),
             "host": socket.gethostname(),
             "backends": collected.backends,
+            "unsupported": list(capabilities.declared()),  # harness.measure.capabilities
             "patterns": args.patterns,
             "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
             "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
@@ -93,6 +96,31 @@ def merge(plan: Plan, out: TextIO) -> int:
     return finish(dataclasses.replace(plan, expectations_file=expectations_file), merged, out)
 
 
+def scoreboard(plan: Plan, out: TextIO) -> int:
+    """--scoreboard: runs of several backends side by side; exit 0, or 2 when they cannot be."""
+    import datetime
+    import json
+
+    from harness.report.results import ResultsError, write_atomic
+    from harness.report.scoreboard import board, render
+
+    args, report_dir = plan.args, plan.report_dir
+    try:
+        rows = board.read(args.scoreboard)
+        previous = board.read_previous(args.baseline) if args.baseline else None
+    except (ResultsError, board.ScoreboardError) as error:
+        raise UsageError(str(error))
+    built = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    data = board.to_json(rows, built, previous)
+    page = render.page(data, board.families(rows, report_dir))
+    files = {"index.html": page, "summary.md": render.summary(data), "scoreboard.json": json.dumps(data, indent=1) + "\n"}
+    for name, text in files.items():
+        write_atomic(report_dir / name, text)
+    print("\n".join(render.console_lines(data)), file=out)
+    print("scoreboard: " + ", ".join(str(report_dir / name) for name in files), file=out)
+    return 0
+
+
 def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) -> int:
     """Writes the reports and says what was unexpected; the exit code."""
     from harness.report import console, problems, repros, writer
@@ -105,7 +133,7 @@ def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) ->
 
         difference = compare(plan.baseline, results)
     repro_files = repros.write(results, problems.group(results.tests), report_dir, capture_dir)
-    written = writer.write_all(results, report_dir, difference, args.baseline, repro_files)
+    written = writer.write_all(results, report_dir, difference, args.baseline, repro_files, accuracy=args.accuracy_csv)
     print("", file=out)
     print(console.summary(results, results.run.get("expectations"), repro_files), file=out)
     code = 1 if results.unexpected and args.fail_on == "unexpected" else 0

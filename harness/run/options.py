@@ -85,6 +85,11 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
                              "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
                              "[[eager_share]] entries in the expectations file set it per backend or test)")
+    choose.add_argument("--unsupported", metavar="CAPS",
+                        help="capabilities your backend does not have, comma-separated (training, float64, "
+                             "dynamic-shapes, ...: docs/scope.md): the tests that need one check instead that "
+                             "the backend refuses it with an error naming it (REFUSED) or gives eager's answer "
+                             "(default: $DYNAMO_SUITE_UNSUPPORTED, else none)")
     choose.add_argument("--perf-budget", metavar="S",
                         help="perf tier: seconds of timed rounds per test; fewer when the estimate is tight "
                              "sooner (default: $DYNAMO_SUITE_PERF_BUDGET, else 4)")
@@ -126,6 +131,9 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                           "metric regressions against --baseline too (more frames, graph breaks, recompiles, "
                           "graphs or compile time in a test that passed in both; in the perf tier a lower "
                           "speed-up or a higher peak memory)")
+    out.add_argument("--accuracy-csv", action="store_true",
+                     help="also write the model tests as benchmarks/dynamo accuracy CSVs (name,accuracy,graph_breaks), "
+                          "one per backend and mode, into --report-dir/accuracy (harness/report/formats/accuracy_csv.py)")
     out.add_argument("--accept", action="store_true",
                      help="rewrite the expectations file from this run: add unexpected failures, "
                           "drop entries whose tests now pass")
@@ -133,6 +141,11 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                      help="run nothing else: shrink TEST_ID's value or gradient mismatch to the smallest graph "
                           "that still disagrees with eager (PyTorch's FX minifier) and write it as a repro to "
                           "--report-dir/repros; give the backend with --backend")
+    out.add_argument("--scoreboard", nargs="+", metavar="RUN",
+                     help="run nothing: put runs of different backends side by side (report dirs or results.json "
+                          "files, from any machine or torch; a dir with install-failed.json is a backend that did "
+                          "not install) as index.html, summary.md and scoreboard.json in --report-dir; with "
+                          "--baseline, an earlier scoreboard.json to say what changed per backend (docs/scoreboard.md)")
     out.add_argument("--merge", nargs="+", metavar="RESULTS",
                      help="run nothing: combine shard results (results.json files or report dirs) "
                           "into --report-dir")

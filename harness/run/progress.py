@@ -9,8 +9,8 @@ from typing import TextIO
 
 from harness.report.results import TestResult
 
-_SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "FAIL": "FAIL", "ERROR": "ERROR",
-          "XPASS": "XPASS", "CRASH": "CRASH", "TIMEOUT": "TIMEOUT"}
+_SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "REFUSED": "refused", "FAIL": "FAIL", "ERROR": "ERROR",
+          "XPASS": "XPASS", "CRASH": "CRASH", "TIMEOUT": "TIMEOUT", "COLLATERAL": "collat."}
 
 
 class Progress:

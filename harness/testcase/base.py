@@ -29,7 +29,8 @@ from harness import compat, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
-from harness.measure import eager_share, share_limit, stages
+from harness.errors import innermost
+from harness.measure import capabilities, eager_share, share_limit, stages
 from harness.measure.counters import CompileCounterWithBackend
 from harness.measure.guards import GuardFailureRecorder
 from harness.testcase import expectations
@@ -76,6 +77,10 @@ class DynamoTestCase(unittest.TestCase):
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.failure_stage: str | None = None  # harness.measure.stages, when the body raised
+        # harness.measure.capabilities, for results.json: what the test needed, and which of
+        # that the project declared unsupported.
+        self.needs: list[str] | None = None
+        self.needs_unsupported: list[str] = []
         self.dynamo_metrics: dict[str, float] | None = None
         self.eager_share: dict[str, Any] | None = None  # harness.measure.eager_share.summarize, for results.json
         self._compile_s_before_resets = 0.0
@@ -102,10 +107,18 @@ class DynamoTestCase(unittest.TestCase):
         except BaseException as error:
             test_file = getattr(sys.modules.get(type(self).__module__), "__file__", None) or ""
             self.failure_stage = stages.of(error, stages.is_check_failure(error, test_file))
+            refusal = self._clean_refusal(error)
+            if refusal is not None:
+                raise unittest.SkipTest(refusal) from error
             self._expect_only_its_stage()
             raise
         finally:
             self.timing["body_s"] = time.perf_counter() - started
+
+    def _clean_refusal(self, error: BaseException) -> str | None:
+        """The skip reason of a test whose backend refused what the project declared it does
+        not do (harness.measure.capabilities), else None."""
+        return None
 
     def _expect_only_its_stage(self) -> None:
         """An xfail entry naming a stage expects a failure from that stage only: one from
@@ -212,6 +225,7 @@ class BackendTestCase(DynamoTestCase):
         self._no_graph_reason: str | None = None
         self.counter = self.new_counter()
         self.addCleanup(self._summarize_eager_share)
+        self.addCleanup(self._record_needs)
 
     def new_counter(self, *, measure_eager_share: bool = True) -> CompileCounterWithBackend:
         """A fresh counting wrapper around the backend under test."""
@@ -226,6 +240,48 @@ class BackendTestCase(DynamoTestCase):
 
     def _summarize_eager_share(self) -> None:
         self.eager_share = eager_share.summarize(self._eager_share_records())
+
+    # -- declared scope (harness.measure.capabilities) -------------------------------------
+
+    def capabilities_needed(self) -> set[str]:
+        """What this test asked of the backend: read from the graphs it received, and
+        declared on the scenario with @needs."""
+        method = getattr(type(self), self._testMethodName, None)
+        return capabilities.declared_by(type(self), method).union(
+            *(counter.capabilities for counter in self._counters))
+
+    def out_of_scope(self) -> list[str]:
+        """What this test needed that the project declared unsupported."""
+        needed = self.capabilities_needed()
+        return [name for name in capabilities.declared() if name in needed]
+
+    def _record_needs(self) -> None:
+        self.needs = sorted(self.capabilities_needed())
+        self.needs_unsupported = self.out_of_scope()
+
+    def _clean_refusal(self, error: BaseException) -> str | None:
+        if self.expectation is not None and self.expectation.status == "xfail":
+            return None  # a known failure stays one
+        out_of_scope = self.out_of_scope()
+        if not out_of_scope:
+            return None
+        # The backend's error, or each of the errors a check caught from compiled calls to
+        # report them together (capabilities.attach_caught): each must be a refusal.
+        caught = capabilities.caught(error)
+        errors = [(each, stages.of(each, False)) for each in caught] if caught else [(error, self.failure_stage)]
+        names = []
+        for each, stage in errors:
+            inner = innermost(each)
+            message = f"{type(inner).__name__}: {inner}"
+            name = capabilities.refused(message, out_of_scope)
+            if stage not in (stages.BACKEND_COMPILE, stages.BACKEND_RUN) or name is None:
+                return None
+            names.append((name, message))
+        if caught:
+            self.failure_stage = errors[0][1]
+        name, message = names[0]
+        first = next((line.strip() for line in message.splitlines() if line.strip()), "")
+        return f"{capabilities.REFUSED}: {name} declared unsupported, and the backend said so: {first[:300]}"
 
     def eager_share_limit(self) -> tuple[float, str] | None:
         """The most of a compiled call that may run eagerly, and where that limit comes from:

@@ -35,14 +35,15 @@ from harness.checks.clauses import (
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
     STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES, COMPUTE_PROGRAMS,
-    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
 # The clauses a smoke run makes observable: every one but RUNS_ITSELF, which is measured
-# only with --max-eager-share (harness/measure/eager_share.py), on every test alike, and
-# DISTRIBUTED, whose tests start two processes each and run in the nightly tier only.
-CLAUSES = tuple(clause for clause in ALL_CLAUSES if clause not in (RUNS_ITSELF, DISTRIBUTED))
+# only with --max-eager-share (harness/measure/eager_share.py), on every test alike;
+# DISTRIBUTED, whose tests start two processes each and run in the nightly tier only; and
+# REFUSAL, which every test checks alike once the project declares a capability unsupported.
+CLAUSES = tuple(clause for clause in ALL_CLAUSES if clause not in (RUNS_ITSELF, DISTRIBUTED, REFUSAL))
 
 
 @dataclass(frozen=True)

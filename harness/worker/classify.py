@@ -1,8 +1,8 @@
 """A finished test's outcome, one-line reason, where it raised and its details, decided in
 the worker while the exception object is still at hand: PASS, FAIL (a check failed), ERROR
 (anything else raised, the backend's own error named where Dynamo wrapped it), XFAIL, XPASS,
-SKIP, TIMEOUT, DEFERRED. ``harness.worker.pytest_plugin`` attaches it, with the test's Dynamo
-metrics, to the report that xdist sends to the controller."""
+SKIP, REFUSED (harness.measure.capabilities), TIMEOUT, DEFERRED. ``harness.worker.pytest_plugin``
+attaches it, with the test's Dynamo metrics, to the report that xdist sends to the controller."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from harness import settings
 from harness.errors import innermost
-from harness.measure import stages
+from harness.measure import capabilities, stages
 from harness.worker.frames import in_compile, in_stdlib, short_path
 from harness.worker.protocol import DEFERRED, unittest_id
 
@@ -41,12 +41,17 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         "eager_share": getattr(testcase, "eager_share", None),
         "perf": getattr(testcase, "perf", None),  # test/dynamo/test_perf.py: harness.testcase.perf.figures
         "expectation": expectation.source if expectation is not None else None,
+        "needs": getattr(testcase, "needs", None),  # harness.measure.capabilities
+        "out_of_scope": getattr(testcase, "needs_unsupported", []),
     }
     if report.passed:
         return {**entry, "outcome": "PASS", "reason": ""}
     if report.skipped:
         if _skip_reason(report).startswith(f"{DEFERRED}: "):
             return {**entry, "outcome": DEFERRED, "reason": _skip_reason(report)}
+        if _skip_reason(report).startswith(f"{capabilities.REFUSED}: "):
+            return {**entry, "outcome": capabilities.REFUSED, "stage": getattr(testcase, "failure_stage", None),
+                    "reason": _skip_reason(report).removeprefix(f"{capabilities.REFUSED}: ")}
         if hasattr(report, "wasxfail"):
             reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
             return {**entry, "outcome": "XFAIL", "reason": reason, "stage": getattr(testcase, "failure_stage", None)}

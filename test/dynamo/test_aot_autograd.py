@@ -36,9 +36,10 @@ from harness import (
     clone_input,
     clone_inputs,
     for_each_backend,
+    needs,
     rand_strided,
 )
-from harness import compat, dtypes, tiers, variants
+from harness import capabilities, compat, dtypes, tiers, variants
 from harness.checks.compare import weighted_loss
 
 
@@ -662,6 +663,7 @@ class DoubleBackwardTests(BackendTestCase):
         self.addCleanup(context.__exit__, None, None, None)
 
     @parameterized.expand(_GRAD_OUTPUTS)
+    @needs(capabilities.DOUBLE_BACKWARD)
     def test_double_backward_inside_compiled_fn(self, _name, grad_output):
         x = torch.tensor(1.0, requires_grad=True)
         compiled = self.compile(_double_backward_inside)
@@ -679,6 +681,7 @@ class DoubleBackwardTests(BackendTestCase):
         assert_close(self, expected, _grads(gx, x))
 
     @parameterized.expand(_GRAD_OUTPUTS)
+    @needs(capabilities.DOUBLE_BACKWARD)
     def test_double_backward_outside_compiled_fn(self, _name, grad_output):
         x = torch.tensor(1.0, requires_grad=True)
         y = self.compile(_sin_exp)(x)
@@ -696,6 +699,7 @@ class DoubleBackwardTests(BackendTestCase):
         y = self.compile(_sin_exp)(x)
         assert_close(self, _grads(_sin_exp(x), x, grad_output()), _grads(y, x, grad_output()))
 
+    @needs(capabilities.DOUBLE_BACKWARD)
     def test_layer_norm_double_backward_dynamic_shapes(self):
         model = _LayerNormWithInputGrad()
         traced = torch.fx.experimental.proxy_tensor.make_fx(
@@ -788,6 +792,7 @@ class DonatedBufferTests(BackendTestCase):
 
         self.check(calls)
 
+    @needs(capabilities.DOUBLE_BACKWARD)
     def test_backward_with_create_graph_first(self):
         def calls(module, x):
             module(x).sum().backward(create_graph=True)

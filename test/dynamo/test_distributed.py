@@ -28,7 +28,7 @@ from pathlib import Path
 
 from parameterized import parameterized
 
-from harness import BackendTestCase, assert_close, distributed, for_each_backend, tiers, variants
+from harness import BackendTestCase, assert_close, capabilities, distributed, for_each_backend, needs, tiers, variants
 from harness.settings import current as current_settings
 
 _COST = "two processes importing torch and compiling, 15-25 s a test"
@@ -40,6 +40,7 @@ _COST = "two processes importing torch and compiling, 15-25 s a test"
 @variants.opt_out("export", "the ranks compile with torch.compile, as DDP and FSDP2 users do")
 @variants.opt_out("export_strict", "the ranks compile with torch.compile, as DDP and FSDP2 users do")
 @for_each_backend
+@needs(capabilities.DISTRIBUTED)
 class DistributedTrainingTests(BackendTestCase):
     @parameterized.expand(list(distributed.PATTERNS))
     @tiers.nightly(_COST)

@@ -16,7 +16,7 @@ import re
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, device, dtypes, for_each_backend, settings, variants
+from harness import BackendTestCase, capabilities, device, dtypes, for_each_backend, settings, variants
 from harness.checks import value_domains
 from harness.checks.opcheck import OpCheckFailure, op_check, random_op_check
 
@@ -287,9 +287,10 @@ class OpSweepTests(BackendTestCase):
                         and (dtype == torch.float32 or not domain.changes_shapes))
         found = value_domains.batch_check(calls, self.counter, domains=domains, gradients=gradients, testcase=self)
         accepted = self.accepted_value_differences()
-        problems = [str(each) for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
-        if problems:
-            raise OpCheckFailure(f"{str(dtype).removeprefix('torch.')}: " + "; ".join(problems))
+        kept = [each for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
+        if kept:
+            failure = OpCheckFailure(f"{str(dtype).removeprefix('torch.')}: " + "; ".join(map(str, kept)))
+            raise capabilities.attach_caught(failure, [each.raised for each in kept])
 
 
 def value_domain_ops(dtype: torch.dtype, subnormals: bool) -> list[tuple[str, object]]:

@@ -8,7 +8,8 @@ import unittest
 from pathlib import Path
 
 from harness.checks import clauses
-from harness.report import console, markdown, problems
+from harness.report import console, problems
+from harness.report.formats import markdown
 from harness.report.results import RunResults, TestResult
 from harness.worker.classify import one_line
 

@@ -186,7 +186,7 @@ class ReportTests(unittest.TestCase):
                       "op sweep: 1 ops executed by the backend, 1 ran eagerly", text)
 
     def test_html_shows_the_share_per_cell_and_per_swept_op(self):
-        from harness.report import html_report
+        from harness.report.formats import html_report
 
         page = html_report.render(self.results())
         self.assertIn('<small class="share">25%</small>', page)

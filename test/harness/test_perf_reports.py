@@ -7,7 +7,8 @@ import math
 import re
 import unittest
 
-from harness.report import console, html_report, markdown, perf_table
+from harness.report import console, perf_table
+from harness.report.formats import html_report, markdown
 from harness.report.results import RunResults
 from test.harness.test_reports import HOSTILE, result, sample_results
 

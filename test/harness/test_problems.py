@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import unittest
 
-from harness.report import console, html_report, junit, markdown, problems
+from harness.report import console, problems
+from harness.report.formats import html_report, junit, markdown
 from harness.report.baseline import compare
 from harness.report.results import RunResults
 from test.harness.test_reports import result

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.report import html_report
+from harness.report.formats import html_report
 from test.harness.test_reports import sample_results
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from harness.report import console, html_report, junit, markdown, writer
+from harness.report import console, writer
+from harness.report.formats import html_report, junit, markdown
 from harness.report.baseline import compare
 from harness.report.results import (
     SCHEMA_VERSION,

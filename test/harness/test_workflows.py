@@ -78,7 +78,8 @@ class WorkflowLintTests(unittest.TestCase):
         self.assertEqual(completed.returncode, 0, completed.stdout + completed.stderr)
 
     def test_actionlint_does_find_mistakes(self):
-        broken = SUITE.read_text().replace("needs: test", "needs: tset").replace("matrix.shard", "matrix.shrad")
+        broken = SUITE.read_text().replace("needs: [plan, test]", "needs: [plan, tset]")
+        broken = broken.replace("matrix.shard", "matrix.shrad")
         with tempfile.TemporaryDirectory() as directory:
             path = Path(directory) / "broken.yml"
             path.write_text(broken)
@@ -149,6 +150,22 @@ class ReusableWorkflowTests(unittest.TestCase):
             self.assertEqual(completed.stdout.strip(), expected)
         self.assertEqual(self.workflow["jobs"]["test"]["strategy"]["matrix"]["shard"],
                          "${{ fromJSON(needs.plan.outputs.shards) }}")
+
+    def test_nightly_mode_runs_each_torch_build_apart(self):
+        plan = self.workflow["jobs"]["plan"]["steps"][1]["run"]
+        script = plan[plan.index("python3 -c '") + len("python3 -c '"):plan.index("')\"")]
+        for builds, expected in (("2.13.0", [{"torch": "2.13.0", "label": "suite"}]),
+                                 ("2.13.0, nightly", [{"torch": "2.13.0", "label": "suite-2.13.0"},
+                                                      {"torch": "nightly", "label": "suite-nightly"}])):
+            completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                                       env={**os.environ, "TORCH_BUILDS": builds, "RUN_NAME": "suite"})
+            self.assertEqual(json.loads(completed.stdout), expected)
+        for job in ("test", "report"):
+            self.assertEqual(self.workflow["jobs"][job]["strategy"]["matrix"]["build"],
+                             "${{ fromJSON(needs.plan.outputs.builds) }}")
+        text = SUITE.read_text()
+        self.assertIn("name: ${{ matrix.build.label }}-results", text)
+        self.assertIn("TORCH_CHANNEL: ${{ matrix.build.torch }}", text)
 
     def test_runs_the_installed_command_with_torch_held_fixed(self):
         test = _steps_text(self.workflow["jobs"]["test"])

@@ -29,6 +29,9 @@ holds one catalogue, with the self-test that runs it:
   test_training_loop.py; test/proofs/test_state_change_faults.py);
 * ``distributed``: right in one process, wrong in a process group (test/dynamo/test_distributed.py;
   test/proofs/test_distributed_faults.py);
+* ``scope``: backends that do not train and refuse, clearly or not, for the refusal
+  contract of a declared-unsupported capability (harness/measure/capabilities.py;
+  test/proofs/test_scope_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
   (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
 * ``mutants``: made by mutation, not by hand: one node of each graph rewritten by an operator
@@ -102,6 +105,7 @@ from test.harness.faulty_backends.state import (
     overshoots_optimizer_steps,
     reuses_graphs_by_input_names,
 )
+from test.harness.faulty_backends.scope import refuses_training, refuses_vaguely
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -144,6 +148,9 @@ __all__ = [
     "freezes_module_state",
     "overshoots_optimizer_steps",
     "reuses_graphs_by_input_names",
+    # scope
+    "refuses_training",
+    "refuses_vaguely",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",

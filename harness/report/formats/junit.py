@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.axes import registry
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, RunResults, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, REFUSED, RunResults, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -30,16 +30,20 @@ def _testcase(test: TestResult) -> ET.Element:
     elif test.outcome in ("ERROR", "CRASH", "TIMEOUT"):
         element = ET.SubElement(case, "error", message=_text(test.reason), type=test.outcome)
         element.text = _text(test.details)
-    elif test.outcome in ("SKIP", "XFAIL"):
-        ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"))
+    elif test.outcome in ("SKIP", "XFAIL", REFUSED):
+        # A refusal of what the project declared unsupported is not run, by its own account.
+        ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"),
+                      **({"type": REFUSED} if test.outcome == REFUSED else {}))
     elif test.outcome == COLLATERAL:
         # Not this test's failure (it passes alone), so not a <failure>; counted apart by type.
         element = ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"), type=COLLATERAL)
         element.text = _text(test.details)
     # Where a dashboard groups failures: the stage, the problem and the contract clause.
-    for name in ("stage", "problem", "clause", "after"):
+    # What it needed of the backend, and which of that the project declared unsupported.
+    for name in ("stage", "problem", "clause", "after", "needs", "out_of_scope"):
         value = getattr(test, name)
         if value:
+            value = ",".join(value) if isinstance(value, list) else value
             ET.SubElement(properties, "property", name=name, value=_text(value))
     return case
 
@@ -54,11 +58,16 @@ def render(results: RunResults) -> str:
             tests=str(len(tests)),
             failures=str(sum(test.outcome in ("FAIL", "XPASS") for test in tests)),
             errors=str(sum(test.outcome in ("ERROR", "CRASH", "TIMEOUT") for test in tests)),
-            skipped=str(sum(test.outcome in ("SKIP", "XFAIL", COLLATERAL) for test in tests)),
+            skipped=str(sum(test.outcome in ("SKIP", "XFAIL", REFUSED, COLLATERAL) for test in tests)),
             time=f"{sum(test.duration_s for test in tests):.3f}",
             timestamp=_text(results.run.get("started", "")),
             hostname=_text(results.run.get("host", "")),
         )
+        # The build every test ran on, and the declared scope, for a dashboard that keeps runs apart.
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("torch", results.run.get("torch", "")), ("python", results.run.get("python", "")),
+                            ("unsupported", ",".join(results.unsupported))):
+            ET.SubElement(properties, "property", name=name, value=_text(value))
         suite.extend(_testcase(test) for test in tests)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

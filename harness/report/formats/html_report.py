@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from harness.report import eager_share, perf_table, problems
+from harness.report import eager_share, perf_table, problems, scope
 from harness.report.console import repro_command, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
 
@@ -231,7 +231,10 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         clauses=problems.by_clause(problems.group(results.tests)),
         left_broken=results.left_broken(),
         repro_files=repro_files or {},
-        outcomes=OUTCOMES,
+        outcomes=results.outcomes_shown(),
+        scope_lines=scope.lines(results),
+        scope_rows=scope.rows(results),
+        scope_headings=scope.HEADINGS,
         backends=results.columns(),
         families=_families(results),
         noteworthy=noteworthy,

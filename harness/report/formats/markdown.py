@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.report import eager_share, perf_table, problems
+from harness.report import eager_share, perf_table, problems, scope
 from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
-from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults
+from harness.report.results import BACKEND_INDEPENDENT, RunResults
 
 _LIMIT = 50  # entries per list; the HTML report has them all
 
@@ -25,16 +25,31 @@ def _cell(text: str, width: int = 200) -> str:
 
 
 def _table(results: RunResults) -> list[str]:
-    lines = ["| backend | " + " | ".join(OUTCOMES) + " | time | eager share |",
-             "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: | ---: |"]
+    outcomes = results.outcomes_shown()
+    lines = ["| backend | " + " | ".join(outcomes) + " | time | eager share |",
+             "| --- | " + " | ".join("---:" for _ in outcomes) + " | ---: | ---: |"]
     for column in results.columns():
         tests = [test for test in results.tests if test.column == column]
         label = "(backend-independent)" if column == BACKEND_INDEPENDENT else column
-        counts = [sum(test.outcome == outcome for test in tests) for outcome in OUTCOMES]
+        counts = [sum(test.outcome == outcome for test in tests) for outcome in outcomes]
         cells = [str(count) if count else "·" for count in counts]
         lines.append(f"| {_cell(label)} | " + " | ".join(cells) + f" | {sum(t.duration_s for t in tests):.0f} s | "
                      f"{eager_share.median_text(tests, '·')} |")
     return lines
+
+
+def _scope_section(results: RunResults) -> list[str]:
+    """The declared scope, then per backend what its tests needed and how they ended."""
+    lines = [f"- {_cell(line, 600)}" for line in scope.lines(results)]
+    table = scope.rows(results)
+    if not table:
+        return lines
+    lines += ["", "<details><summary>What the tests needed of each backend (docs/scope.md)</summary>", "",
+              "| backend | " + " | ".join(scope.HEADINGS) + " |",
+              "| --- | --- | " + " | ".join("---:" for _ in scope.HEADINGS[1:]) + " |"]
+    for column, rows in table.items():
+        lines += [f"| {_cell(column)} | " + " | ".join(map(_cell, row)) + " |" for row in rows]
+    return lines + ["", "</details>", ""]
 
 
 def _perf_section(results: RunResults) -> list[str]:
@@ -61,11 +76,12 @@ def _listing(entries: list[str]) -> list[str]:
 
 def render(results: RunResults, difference: Any = None, baseline_name: str | None = None) -> str:
     run = results.run
-    lines = [f"## dynamo-aot-suite: {verdict(results)}", "",
+    lines = [f"## dynamo-aot-suite on torch {_cell(str(run.get('torch', '?')))}: {verdict(results)}", "",
              f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}, "
              f"device {_cell(str(run.get('device') or 'cpu'))}"
              + (f", compile options `{_cell(run['compile_options'])}`"
                 if run.get("compile_options", "default") != "default" else ""), ""]
+    lines += _scope_section(results)
     lines += _table(results)
     sweep = stage_lines(results) + op_sweep_lines(results) + eager_share.lines(results)
     if sweep:
