@@ -10,7 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 from harness.report import console, writer
-from harness.report.formats import html_report, junit, markdown
+from harness.report.formats import accuracy_csv, html_report, junit, markdown
 from harness.report.baseline import compare
 from harness.report.results import (
     SCHEMA_VERSION,
@@ -183,6 +183,33 @@ class MarkdownSummaryTests(unittest.TestCase):
         self.assertNotIn("|", line.replace("\\|", ""))
         self.assertNotIn("\x1b", line)
         self.assertIn("\\[link\\]", line)
+
+
+class AccuracyCsvTests(unittest.TestCase):
+    def test_model_tests_as_benchmarks_dynamo_reads_them(self):
+        def model(name: str, outcome: str, backend: str = "eager", **fields) -> TestResult:
+            return result(f"test.dynamo.test_models.ModelTests_{backend}.test_{name}", outcome, backend=backend,
+                          metrics={"graph_breaks": 2}, **fields)
+
+        results = RunResults(run={"backends": [{"name": "eager", "spec": "eager"}]}, tests=[
+            model("resnet18_train", "PASS"), model("bert_train", "FAIL", stage="check"),
+            model("gpt2_train", "ERROR", stage="backend compile"), model("t5_train", "XFAIL", stage="check"),
+            model("llama_train", "SKIP"), model("resnet18_eval", "REFUSED", stage="backend compile"),
+            model("resnet18_eval", "PASS", backend="mine"),
+            result("test.dynamo.m.LSTMTests_eager.test_lstm_train", "PASS")])
+        files = accuracy_csv.files(results)
+        self.assertEqual(sorted(files), ["eager_models_inference.csv", "eager_models_training.csv",
+                                         "mine_models_inference.csv"])
+        self.assertEqual(files["eager_models_training.csv"], "name,accuracy,graph_breaks\nbert,fail_accuracy,2\n"
+                         "gpt2,fail_to_run,2\nresnet18,pass,2\nt5,fail_accuracy,2\n")
+        self.assertEqual(files["eager_models_inference.csv"], "name,accuracy,graph_breaks\nresnet18,fail_to_run,2\n")
+
+    def test_written_only_when_asked(self):
+        with tempfile.TemporaryDirectory() as directory:
+            written = writer.write_all(sample_results(), Path(directory))
+            self.assertFalse((Path(directory) / "accuracy").exists())
+            written = writer.write_all(sample_results(), Path(directory), accuracy=True)
+            self.assertEqual(len(written), 4)  # no model tests: no file
 
 
 class BaselineCompareTests(unittest.TestCase):

@@ -131,14 +131,15 @@ class ScoreboardTests(unittest.TestCase):
     def test_a_backend_that_did_not_install_is_a_row(self):
         failed = self.tmp / "thunder"
         failed.mkdir()
-        (failed / board.INSTALL_FAILED).write_text(json.dumps({"backend": "thunder", "package": "lightning-thunder",
+        (failed / board.INSTALL_FAILED).write_text(json.dumps({"backend": "thunder.dynamo:ThunderCompiler()",
+                                                               "package": "lightning-thunder",
                                                                "reason": "import thunder: AttributeError"}))
         self.runs.append(str(failed))
         data = self.build()
         row = data["backends"][-1]
-        self.assertEqual((row["label"], row["install_failed"]), ("thunder", "import thunder: AttributeError"))
-        self.assertNotIn("thunder", data["outcomes"])
-        self.assertIn("did not install", (self.out / "index.html").read_text())
+        self.assertEqual((row["label"], row["install_failed"]), ("ThunderCompiler", "import thunder: AttributeError"))
+        self.assertNotIn("ThunderCompiler", data["outcomes"])
+        self.assertIn("not run: import thunder: AttributeError", (self.out / "index.html").read_text())
 
     def test_the_same_backend_on_two_torches_is_told_apart(self):
         other = self.tmp / "aot_eager_nightly"

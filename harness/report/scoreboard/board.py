@@ -3,8 +3,9 @@
 Each run is a report directory (or its results.json) made anywhere: another machine, another
 virtual environment, another torch. A run may hold several backends; each report column
 (``openvino``, ``inductor/dynamic``) of each run is a row of the board. A directory with
-``install-failed.json`` instead (the scoreboard workflow writes it when a backend's package
-does not install) is a row saying so.
+``install-failed.json`` instead is a row saying why it did not run: the scoreboard workflow
+writes one when a backend's package does not install or its backend does not load; one may
+be written by hand for a backend that installs but could not be run (its reason says why).
 
 Tests are matched across runs by what they are, without the backend: the scenario and its
 axis values (``test_aot_autograd.LSTMTests.test_lstm`` under ``dynamic``/``bfloat16``). A test
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +64,7 @@ class Row:
     run: dict[str, Any]
     package: str = ""  # "openvino 2026.4.1"
     tests: list[TestResult] = field(default_factory=list)
-    install_failed: str = ""  # why its package did not install (then no tests)
+    install_failed: str = ""  # why it did not run: its package did not install, its backend did not load...
 
     @property
     def outcomes(self) -> dict[str, str]:
@@ -85,6 +87,8 @@ class Row:
         return round(math.exp(sum(map(math.log, ups)) / len(ups)), 3) if ups else None
 
     def versions(self) -> dict[str, str]:
+        if self.install_failed:
+            return {"torch": str(self.run.get("torch", "")), "package": self.package, "suite": ""}
         return {"torch": str(self.run.get("torch", "")), "package": self.package,
                 "suite": str(self.run.get("suite", "")) or "before 0.5.0"}
 
@@ -100,8 +104,8 @@ def read(sources: list[str]) -> list[Row]:
                 failed = json.loads(marker.read_text())
             except (OSError, json.JSONDecodeError) as error:
                 raise ScoreboardError(f"{marker}: unreadable ({error})") from None
-            rows.append(Row(str(failed.get("backend", path.name)), str(failed.get("backend", path.name)),
-                            str(path), {}, str(failed.get("package", "")),
+            name = _name_of(str(failed.get("backend") or path.name))
+            rows.append(Row(name, name, str(path), {}, str(failed.get("package", "")),
                             install_failed=str(failed.get("reason", "it did not install"))))
             continue
         results: RunResults = load(path)  # a ResultsError (schema, JSON) is its one line
@@ -130,6 +134,12 @@ def read(sources: list[str]) -> list[Row]:
         raise ScoreboardError("the runs share no test: " + ", ".join(f"{row.label} ({row.source})" for row in ran)
                               + "; run the same tier and selection for each")
     return rows
+
+
+def _name_of(spec: str) -> str:
+    """The name test ids would give the backend of ``spec`` (harness.axes.backends)."""
+    name = spec.rsplit(":", 1)[-1].removesuffix("()").split(".")[-1]
+    return re.sub(r"\W", "_", name).strip("_") or "backend"
 
 
 def _judged(outcome: str | None) -> bool:

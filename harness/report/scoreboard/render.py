@@ -38,14 +38,14 @@ def _e(text: Any) -> str:
 def _backend_table(data: dict[str, Any]) -> str:
     head = ("<tr><th>backend</th><th>torch</th><th>package</th><th>suite</th><th>tests</th><th>passed</th>"
             "<th>expected failures</th><th>refused</th><th>unexpected</th><th>problems</th><th>eager share</th>"
-            "<th>speed-up</th><th>time</th></tr>")
+            "<th>speed-up</th><th>test time</th></tr>")
     rows = []
     for backend in data["backends"]:
         versions = backend["versions"]
         first = (f"<td>{_e(backend['label'])}</td><td>{_e(versions['torch'])}</td><td>{_e(versions['package'])}</td>"
                  f"<td>{_e(versions['suite'])}</td>")
         if backend["install_failed"]:
-            rows.append(f"<tr class='failed'>{first}<td colspan='9'>did not install: "
+            rows.append(f"<tr class='failed'>{first}<td colspan='9'>not run: "
                         f"{_e(backend['install_failed'])}</td></tr>")
             continue
         counts = backend["counts"]
@@ -157,7 +157,7 @@ def console_lines(data: dict[str, Any]) -> list[str]:
     lines = []
     for backend in data["backends"]:
         if backend["install_failed"]:
-            lines.append(f"{backend['label']}: did not install ({backend['install_failed'][:160]})")
+            lines.append(f"{backend['label']}: not run ({backend['install_failed'][:160]})")
             continue
         counts, versions = backend["counts"], backend["versions"]
         lines.append(f"{backend['label']} ({versions['package'] or 'no package'}, torch {versions['torch']}): "
@@ -186,7 +186,7 @@ def summary(data: dict[str, Any]) -> str:
         versions = backend["versions"]
         if backend["install_failed"]:
             lines.append(f"| {_md(backend['label'])} | {_md(versions['torch'])} | {_md(versions['package'])} | "
-                         f"did not install: {_md(backend['install_failed'][:200])} | | | | |")
+                         f"not run: {_md(backend['install_failed'][:200])} | | | | |")
             continue
         counts = backend["counts"]
         lines.append(f"| {_md(backend['label'])} | {_md(versions['torch'])} | {_md(versions['package'])} | "
