@@ -166,6 +166,20 @@ class ScoreboardTests(unittest.TestCase):
         self.assertEqual(len(completed.stderr.strip().splitlines()), 1)
         self.assertIn("results schema version 99", completed.stderr)
 
+    def test_eager_share_and_perf_speed_up_per_row(self):
+        run = _run("aot_eager", 2)
+        run.tests[0].eager_share = {"share": 0.5}
+        run.tests[1].eager_share = {"share": 0.1}
+        run.tests[2].eager_share = {"share": 0.2}
+        run.tests[0].perf = {"speedup": 2.0}
+        run.tests[1].perf = {"speedup": 0.5}
+        run.tests[3].perf = {"speedup": 8.0}
+        write_atomic(Path(self.runs[2]) / "results.json", run.dumps())
+        row = self.build()["backends"][2]
+        self.assertEqual(row["eager_share"], 0.2)  # the median
+        self.assertEqual(row["speedup"], 2.0)  # the geometric mean of 2, 0.5 and 8
+        self.assertIn("2.00x", (self.out / "index.html").read_text())
+
     def test_console_lines(self):
         rows = board.read(self.runs)
         lines = render.console_lines(board.to_json(rows, "now"))
