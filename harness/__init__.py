@@ -39,14 +39,14 @@ _EXPORTS = {
     "harness.testcase.expectations": ("Expectation", "ExpectationError"),
     "harness.checks.models": ("ModelSpec",),
     "harness.measure.guards": ("GuardFailureRecorder",),
-    "harness.measure.capabilities": ("needs",),
+    "harness.features.scope": ("needs",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 # The modules scenarios import by their short name (``from harness import variants``), and
 # every module's name from before the library was split into rooms.
 _SUBMODULES = {
     "accuracy": "harness.checks.accuracy", "backends": "harness.axes.backends", "case": "harness.testcase.base",
-    "capabilities": "harness.measure.capabilities",
+    "capabilities": "harness.features.scope",
     "compare": "harness.checks.compare", "counters": "harness.measure.counters",
     "deadline": "harness.testcase.deadline", "device": "harness.axes.device",
     "distributed": "harness.testcase.distributed",

@@ -111,6 +111,12 @@ def compiled_autograd_active() -> bool:
     return bool(getattr(module, "compiled_autograd_enabled", False) or getattr(module, "in_compiled_autograd_region", False))
 
 
+def autocast_enabled() -> bool:
+    """Whether autocast is on for the CPU or CUDA (``torch.is_autocast_enabled(device_type)``
+    takes a device from 2.4 on; without one it means CUDA)."""
+    return any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda"))
+
+
 # The node of a compiled autograd graph that runs an AOTAutograd backward (2.9-2.14 inline
 # it through this prologue; earlier, the whole CompiledFunctionBackward node appears).
 _AOT_BACKWARD_IN_COMPILED_AUTOGRAD = ("call_aot_bwd_prologue", "CompiledFunctionBackward")

@@ -32,8 +32,10 @@ IMPORTS = "DYNAMO_SUITE_IMPORTS"  # modules to import first: they may register b
 SCENARIOS = "DYNAMO_SUITE_SCENARIOS"  # a project's own scenario files or modules (harness.project.extensions)
 MODELS = "DYNAMO_SUITE_MODELS"  # a project's own models for test_models.py (harness.project.extensions)
 EXPECTATIONS = "DYNAMO_SUITE_EXPECTATIONS"  # harness.testcase.expectations
-UNSUPPORTED = "DYNAMO_SUITE_UNSUPPORTED"  # capabilities declared unsupported (harness.measure.capabilities)
+UNSUPPORTED = "DYNAMO_SUITE_UNSUPPORTED"  # capabilities declared unsupported (harness.features.scope)
 TIER = "DYNAMO_SUITE_TIER"  # harness.testcase.tiers
+BUDGET = "DYNAMO_SUITE_BUDGET"  # harness.testcase.default_tier: seconds of a backend's time for the default tier
+GRAPH_SECONDS = "DYNAMO_SUITE_GRAPH_SECONDS"  # harness.testcase.default_tier: a graph's compile, unrecorded backends
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
 MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit
@@ -44,6 +46,9 @@ FORK = "DYNAMO_SUITE_FORK"  # 0: each worker starts its own interpreter (harness
 # Between the runner and its workers.
 CAPTURE_DIR = "DYNAMO_SUITE_CAPTURE_DIR"  # where workers leave the graphs of failing tests (harness.measure.repro)
 TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per test (bench/overhead.py)
+# Set by the runner: it chose the run's tests (the default tier's share, tests named by id),
+# so a worker runs each it is given (harness.testcase.default_tier).
+TESTS_CHOSEN = "DYNAMO_SUITE_TESTS_CHOSEN"
 
 # What a repro needs, beside the test's own axis values, to run a scenario as the run did.
 REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, UNSUPPORTED, TIER, OP_SWEEP, GENERATED, DEVICE, COMPILE_OPTIONS,

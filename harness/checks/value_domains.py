@@ -225,7 +225,7 @@ class Difference:
     domain: str
     what: str
     # The compiled call's own error, where it raised instead of answering (for the refusal
-    # contract: harness.measure.capabilities.attach_caught).
+    # contract: harness.features.scope.attach_caught).
     raised: BaseException | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
@@ -306,10 +306,32 @@ class Call:
         return opcheck._flattened(self.func, self.args, self.kwargs)[0]
 
 
+def layout_copies(tensors: list[Any]) -> list[Any]:
+    """Copies of ``tensors`` laid out as they are, to the element: the same sizes, strides and
+    storage offset over a storage of their own holding the original storage's values (so an
+    expanded or overlapping input stays one); requires_grad kept."""
+    copies = []
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor) or type(tensor) is not torch.Tensor or tensor.is_contiguous() \
+                and tensor.storage_offset() == 0:
+            copies.append(opcheck._fresh_copies([tensor])[0] if isinstance(tensor, torch.Tensor) else tensor)
+            continue
+        elements = tensor.untyped_storage().nbytes() // tensor.element_size()
+        with torch.no_grad():
+            storage = torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+                tensor.untyped_storage(), 0, (elements,), (1,)).clone()
+            copy = storage.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
+        copies.append(copy.detach().requires_grad_(tensor.requires_grad))
+    return copies
+
+
 def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = CATALOGUE,
-                gradients: bool = False, testcase=None, tolerance_scale: float = 10.0) -> list[Difference]:
+                gradients: bool = False, testcase=None, tolerance_scale: float = 10.0,
+                exact_layouts: bool = False) -> list[Difference]:
     """Every call, over every domain, compared with eager: outputs, inputs after the call and,
-    with ``gradients``, the gradients of each call's summed absolute outputs. The calls are
+    with ``gradients``, the gradients of each call's summed absolute outputs; with
+    ``exact_layouts``, each call's tensors laid out as given (layout_copies: strides, offsets,
+    expanded dimensions), else fresh dense copies of them. The calls are
     compiled together, one graph for all of them (a compile per operator would cost a
     backend's whole compile pipeline dozens of times); where the compiled batch raises, each
     call is compiled alone to say which. A domain that keeps the samples' shapes is a call of
@@ -319,6 +341,7 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
     from harness.measure.counters import CompileCounterWithBackend  # lazily, as op_check imports it
 
     flattened = [opcheck._flattened(call.func, call.args, call.kwargs) for call in calls]
+    copies = layout_copies if exact_layouts else opcheck._fresh_copies
     counter = CompileCounterWithBackend(backend)
     compiled_for: dict[tuple[int, ...], Callable] = {}
 
@@ -351,7 +374,7 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
                 domain_inputs = domain.inputs(calls[index], tensors)
                 if domain_inputs is None:
                     continue
-                eager_inputs = opcheck._fresh_copies(domain_inputs)
+                eager_inputs = copies(domain_inputs)
                 try:
                     expected[index] = (*opcheck._forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
                 except Exception:  # eager rejects these values (an index out of range): nothing to compare
@@ -363,13 +386,13 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
             chosen = judged if domain.changes_shapes else checked
             try:
                 results = _call_together(compiled(chosen), [inputs.get(index, flattened[index][0]) for index in chosen],
-                                         gradients)
+                                         gradients, copies)
                 actual = dict(zip(chosen, results))
             except Exception:  # compile each alone, to say which raised
                 actual = {}
                 for index in judged:
                     try:
-                        actual[index], = _call_together(compiled((index,)), [inputs[index]], gradients)
+                        actual[index], = _call_together(compiled((index,)), [inputs[index]], gradients, copies)
                     except Exception as error:
                         actual[index] = error
             for index in judged:
@@ -382,9 +405,10 @@ def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, 
     return problems
 
 
-def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool) -> list[tuple]:
+def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool,
+                   copy: Callable[[list[Any]], list[Any]] = opcheck._fresh_copies) -> list[tuple]:
     """(outputs, gradients, inputs after the call) of each call, from one call of the batch."""
-    copies = [opcheck._fresh_copies(each) for each in inputs]
+    copies = [copy(each) for each in inputs]
     outputs = function(*(tensor for each in copies for tensor in each))
     if not gradients:
         return [(output, None, each) for output, each in zip(outputs, copies)]

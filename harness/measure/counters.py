@@ -11,7 +11,8 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.measure import capabilities, eager_share, share_limit, stages
+from harness.features.recorder import GraphInputs, Recorder
+from harness.measure import eager_share, share_limit, stages
 
 
 def count_ops(gm: torch.fx.GraphModule) -> int:
@@ -32,8 +33,11 @@ class CompileCounter:
         self.example_inputs: list[list[Any]] = []
         # Per graph, the keyword arguments torch handed with it: mode= and options= of the compile.
         self.compile_kwargs: list[dict[str, Any]] = []
-        # What the graphs need of a backend (harness.measure.capabilities), read before it sees them.
-        self.capabilities: set[str] = set()
+        # The features its graphs and their calls showed (harness.features), read before the
+        # backend sees a graph.
+        self.features = Recorder()
+        # Per graph, what its inputs are (harness.features.recorder.GraphInputs).
+        self._graph_inputs: list[Any] = []
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         self.frame_count += 1
@@ -41,7 +45,7 @@ class CompileCounter:
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
         self.compile_kwargs.append(kwargs)
-        self.capabilities |= capabilities.of_graph(gm, example_inputs)
+        self._graph_inputs.append(self.features.graph(gm, example_inputs))
         return self.compile(gm, example_inputs, **kwargs)
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
@@ -83,7 +87,8 @@ class CompileCounterWithBackend(CompileCounter):
         if record is not None:
             self.eager_share.append(record)
             compiled = eager_share.probe(compiled, record)
-        return _run_as_a_stage(compiled)
+        inputs = self._graph_inputs[-1] if self._graph_inputs else GraphInputs()
+        return _run_as_a_stage(self.features.watch(compiled, inputs))
 
     def __repr__(self) -> str:
         name = getattr(self.backend, "spec", self.backend)

@@ -12,7 +12,7 @@ from harness import settings
 from harness.axes import registry
 from harness.project import layout
 from harness.measure import stages
-from harness.report import eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
@@ -66,6 +66,18 @@ def op_sweep_lines(results: RunResults) -> list[str]:
     return lines
 
 
+def tier_lines(results: RunResults) -> list[str]:
+    """The default tier's share of the nightly pool per backend (harness.testcase.default_tier)."""
+    chosen = {backend: entry for backend, entry in (results.run.get("default_tier") or {}).items()
+              if entry.get("scenarios")}
+    if not chosen:
+        return []
+    budget = next((entry["budget_s"] for entry in chosen.values() if entry.get("budget_s")), None)
+    shares = ", ".join(f"{backend} {entry['default']} of {entry['scenarios']}" for backend, entry in chosen.items())
+    return [f"default tier: the tests that catch most per second of each backend's time"
+            + (f" within {budget:g} s" if budget else "") + f" ({shares}); --tier nightly runs them all"]
+
+
 def left_broken_lines(results: RunResults) -> list[str]:
     """One line per test after which other tests failed in its worker but pass alone."""
     return [f"{test_id} left its worker broken: after it, {failed} later test{'s' if failed != 1 else ''} "
@@ -88,7 +100,7 @@ def summary(results: RunResults, expectations: str | None = None, repros: dict[s
     declared = scope.lines(results)
     lines = [*declared, *([""] if declared else []), _table(results), *stage_lines(results), *perf_lines(results),
              *op_sweep_lines(results),
-             *eager_share.lines(results), ""]
+             *eager_share.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
     found = [problem for clause in grouped for problem in clause.problems]

@@ -89,7 +89,7 @@ def key(test: TestResult, by_stage: bool = True) -> tuple[str, str, str, str, st
 
 def breach(test: TestResult) -> str | None:
     """For a test of a capability the run declared unsupported that the backend did not
-    refuse (harness.measure.capabilities), how it broke the refusal contract: one problem per
+    refuse (harness.features.scope), how it broke the refusal contract: one problem per
     capability and way, whatever each test's check or error said (its reason keeps that).
     Failures of Dynamo's capture or AOTAutograd are no refusal to make: they keep their own."""
     if not test.out_of_scope or test.outcome not in ("FAIL", "ERROR") or test.stage not in _BACKEND_STAGES:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.axes import registry
-from harness.measure import capabilities
+from harness.features import scope
+from harness.report import coverage
 
 SCHEMA = "dynamo-aot-suite/results"
 SCHEMA_VERSION = 2
@@ -24,7 +25,7 @@ READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without COLLATERAL and its 
 # In report order: the expected outcomes first, then COLLATERAL (failed only after another
 # test broke its worker process; passes alone), then the ones that make a run fail.
 # REFUSED: the test needed a capability the project declared unsupported, and the backend
-# refused it with an error naming it (harness.measure.capabilities).
+# refused it with an error naming it (harness.features.scope).
 OUTCOMES = ("PASS", "XFAIL", "SKIP", "REFUSED", "COLLATERAL", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
 REFUSED = "REFUSED"
 EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP", REFUSED})
@@ -74,11 +75,14 @@ class TestResult:
     # For a failure (expected or not): the stage it came from (harness.measure.stages): "capture",
     # "AOTAutograd", "backend compile", "backend run" or "check".
     stage: str | None = None
-    # What it asked of the backend (harness.measure.capabilities: "training", "float64"...; None:
+    # What it asked of the backend (harness.features.scope: "training", "float64"...; None:
     # not recorded), and which of that the run declared unsupported: then it checked the
     # refusal contract.
     needs: list[str] | None = None
     out_of_scope: list[str] = field(default_factory=list)
+    # The features its graphs and calls showed (harness.features.catalogue): names, and
+    # ``name@family`` per operator family of an operator call's feature (None: not recorded).
+    covers: list[str] | None = None
     # Its value of each per-test axis beside the backend (harness.axes.registry): the variant it
     # ran under, torch's default dtype during it... In results.json each is a field of its own.
     axes: dict[str, str] = field(default_factory=dict)
@@ -144,7 +148,7 @@ class RunResults:
 
     @property
     def unsupported(self) -> list[str]:
-        """The capabilities the run declared unsupported (harness.measure.capabilities)."""
+        """The capabilities the run declared unsupported (harness.features.scope)."""
         return list(self.run.get("unsupported") or [])
 
     def outcomes_shown(self) -> tuple[str, ...]:
@@ -155,7 +159,7 @@ class RunResults:
     def scope(self) -> dict[str, Any]:
         """The declared scope, and per report column, per capability its tests needed
         (catalogue order), how many tests needed it and how they ended."""
-        order = list(capabilities.CATALOGUE)
+        order = list(scope.CAPABILITIES)
         columns: dict[str, dict[str, dict[str, int]]] = {}
         for test in self.tests:
             for name in test.needs or ():
@@ -210,6 +214,7 @@ class RunResults:
             "schema": SCHEMA,
             "schema_version": SCHEMA_VERSION,
             "scope": self.scope(),
+            "coverage": coverage.to_json(self),
             "run": self.run,
             "summary": self.summary(),
             "tests": [test.to_json() for test in self.tests],

@@ -1,7 +1,7 @@
 """The run's scope, first in every report: what the project declared its backend does not do,
 how the tests needing it ended (refused, eager's answer, or the refusal contract broken),
 and, per backend, what the tests needed of it and how those tests ended: a spec sheet
-(harness.measure.capabilities, docs/scope.md)."""
+(harness.features.scope, docs/scope.md)."""
 
 from __future__ import annotations
 

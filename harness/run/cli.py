@@ -103,7 +103,8 @@ def _run_collected(plan: Plan, collected, tests: list, limits_text: str, out: Te
     clock = time.monotonic()
     # Where workers leave the graphs of failing tests, for the repro files (harness.measure.repro).
     capture = tempfile.TemporaryDirectory(prefix="dynamo-suite-graphs-")
-    by_id = _run(tests, plan, plan.settings.replace(**{settings.CAPTURE_DIR: capture.name}), out, collected)
+    by_id = _run(tests, plan, plan.settings.replace(**{settings.CAPTURE_DIR: capture.name,
+                                                       settings.TESTS_CHOSEN: "1"}), out, collected)
     collected.close()
     results = finish.record(plan, collected, tests, by_id, started, time.monotonic() - clock)
     with capture:

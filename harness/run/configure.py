@@ -14,11 +14,12 @@ from pathlib import Path
 from harness import settings
 from harness.axes import registry
 from harness.axes.axis import AxisError
-from harness.measure import capabilities, share_limit
+from harness.features import scope
+from harness.measure import share_limit
 from harness.project import layout
 from harness.run import options, selection
 from harness.run.options import UsageError
-from harness.testcase import perf, tiers
+from harness.testcase import default_tier, perf, tiers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +89,8 @@ def _given(args: argparse.Namespace) -> dict[str, str]:
     given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
     given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
                   settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations,
-                  settings.UNSUPPORTED: args.unsupported,
+                  settings.UNSUPPORTED: args.unsupported, settings.BUDGET: args.budget,
+                  settings.GRAPH_SECONDS: args.graph_seconds,
                   settings.PERF_BUDGET: args.perf_budget, settings.PERF_THREADS: args.perf_threads})
     return {name: value for name, value in given.items() if value is not None}
 
@@ -110,13 +112,18 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
             raise UsageError(at(args, settings.MAX_EAGER_SHARE,
                                 f"--max-eager-share / {share_limit.MAX_ENV}: {error}"))
         try:
-            capabilities.declared()
-        except capabilities.ScopeError as error:
-            raise UsageError(at(args, settings.UNSUPPORTED, f"--unsupported / {capabilities.UNSUPPORTED_ENV}: {error}"))
+            scope.declared()
+        except scope.ScopeError as error:
+            raise UsageError(at(args, settings.UNSUPPORTED, f"--unsupported / {scope.UNSUPPORTED_ENV}: {error}"))
         try:
             tiers.current()
         except tiers.TierError as error:
             raise UsageError(at(args, settings.TIER, str(error)))
+        try:
+            default_tier.check_settings()
+            default_tier.load()
+        except (ValueError, default_tier.TierDataError) as error:
+            raise UsageError(at(args, settings.BUDGET, str(error)))
         for name, option, read in ((settings.PERF_BUDGET, "--perf-budget", perf.budget_s),
                                    (settings.PERF_THREADS, "--perf-threads", perf.threads)):
             try:

@@ -128,6 +128,7 @@ class ResultCollector:
             worker=worker,
             where=decisive.get("where", ""),
             stage=decisive.get("stage") if outcome != "PASS" else None,
+            covers=(call or decisive).get("covers"),
             needs=(call or decisive).get("needs"),
             out_of_scope=(call or decisive).get("out_of_scope") or [],
         )

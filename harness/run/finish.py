@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import settings
 from harness.axes import registry
-from harness.measure import capabilities, share_limit
+from harness.features import scope
+from harness.measure import share_limit
 from harness.project import layout
 from harness.run import configure
 from harness.run.configure import Plan
 from harness.run.options import UsageError
-from harness.testcase import perf, tiers
+from harness.testcase import default_tier, perf, tiers
 
 if TYPE_CHECKING:
     from harness.report.results import RunResults
@@ -40,7 +41,7 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
             "platform": platform.platform(),
             "host": socket.gethostname(),
             "backends": collected.backends,
-            "unsupported": list(capabilities.declared()),  # harness.measure.capabilities
+            "unsupported": list(scope.declared()),  # harness.features.scope
             "patterns": args.patterns,
             "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
             "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
@@ -48,6 +49,9 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
                for axis in registry.other_than_backend()},
             "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
             "tier": tiers.current(),
+            # The default tier's share of the pool per backend (harness.testcase.default_tier).
+            **({"default_tier": {backend["name"]: default_tier.summary(backend["name"]) for backend in collected.backends}}
+               if tiers.current() == "default" else {}),
             # What a perf figure depends on beside the code (harness.testcase.perf).
             **({"perf": {"budget_s": perf.budget_s(), "threads": perf.threads(), "cpu": _cpu_name()}}
                if tiers.current() == tiers.PERF else {}),

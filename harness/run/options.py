@@ -78,6 +78,14 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "(harness/testcase/smoke.py), under a tenth of the default tier; 'perf' runs "
                              "only the performance tests: speed-up and peak memory against eager, one worker "
                              "(test/dynamo/test_perf.py, docs/perf.md) (default: $DYNAMO_SUITE_TIER, else default)")
+    choose.add_argument("--budget", metavar="S",
+                        help="default tier: the tests that catch the most per second of the backend's time, within S "
+                             "seconds of test time per backend (recorded durations; for a backend without any, aot_eager's "
+                             "plus --graph-seconds per graph compiled) (default: $DYNAMO_SUITE_BUDGET, else every test "
+                             "that adds a kill, a feature or a real backend's problem: harness/default_tier.json)")
+    choose.add_argument("--graph-seconds", metavar="S",
+                        help="with --budget, for a backend without recorded durations: the seconds it takes to compile "
+                             "a graph (default: $DYNAMO_SUITE_GRAPH_SECONDS, else 2)")
     for axis in registry.other_than_backend():
         _add_axis_option(choose, axis)
     choose.add_argument("--max-eager-share", metavar="F",

@@ -41,7 +41,7 @@ from pathlib import Path
 from harness.project import layout
 from harness.report.results import SCHEMA
 from harness.run.options import UsageError
-from harness.testcase import tiers
+from harness.testcase import default_tier, tiers
 
 DEFAULT_DURATIONS = layout.DURATIONS
 _FALLBACK_SECONDS = 1.0
@@ -77,6 +77,12 @@ def choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, in
     # The perf tier holds the perf tests alone, and no other tier holds them.
     perf_tier = tiers.current() == tiers.PERF
     collected = [test for test in collected if (test.tier == tiers.PERF) == perf_tier]
+    if tiers.current() == "default":
+        # The default tier's share of the pool, chosen by what each test catches
+        # (harness.testcase.default_tier); the rest run nightly, left out here as the smoke
+        # tier leaves out its others, but for a test named by its id (a rerun line).
+        named = set(args.patterns)
+        collected = [test for test in collected if test.id in named or default_tier.includes(test.scenario, test.backend)]
     tests = select(collected, args.patterns)
     if not tests:
         tier = tiers.current()

@@ -25,15 +25,16 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, state
+from harness import compat, settings, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
 from harness.errors import innermost
-from harness.measure import capabilities, eager_share, share_limit, stages
+from harness.features import scope
+from harness.measure import eager_share, share_limit, stages
 from harness.measure.counters import CompileCounterWithBackend
 from harness.measure.guards import GuardFailureRecorder
-from harness.testcase import expectations
+from harness.testcase import default_tier, expectations, tiers
 
 
 class DynamoTestCase(unittest.TestCase):
@@ -77,8 +78,9 @@ class DynamoTestCase(unittest.TestCase):
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.failure_stage: str | None = None  # harness.measure.stages, when the body raised
-        # harness.measure.capabilities, for results.json: what the test needed, and which of
-        # that the project declared unsupported.
+        # harness.features, for results.json: what the test's graphs and calls showed, what of
+        # that it needed of the backend, and which of that the project declared unsupported.
+        self.covers: list[str] | None = None
         self.needs: list[str] | None = None
         self.needs_unsupported: list[str] = []
         self.dynamo_metrics: dict[str, float] | None = None
@@ -117,7 +119,7 @@ class DynamoTestCase(unittest.TestCase):
 
     def _clean_refusal(self, error: BaseException) -> str | None:
         """The skip reason of a test whose backend refused what the project declared it does
-        not do (harness.measure.capabilities), else None."""
+        not do (harness.features.scope), else None."""
         return None
 
     def _expect_only_its_stage(self) -> None:
@@ -143,6 +145,12 @@ class DynamoTestCase(unittest.TestCase):
                                          value.split(":")[0] if axis_.by_type else value)
             if reason:
                 self.skipTest(f"not run under {axis_.name} '{value}': {reason}")
+        scenario = self.expectation_key(self._testMethodName)
+        backend = self.axis_value(registry.BACKEND) or registry.BACKEND_INDEPENDENT
+        chosen_by_the_runner = settings.current().given(settings.TESTS_CHOSEN)
+        if tiers.current() == "default" and not chosen_by_the_runner and not default_tier.includes(scenario, backend):
+            self.skipTest(f"nightly tier ({default_tier.why(scenario, backend)}); run it with --tier nightly "
+                          f"(under plain unittest: {tiers.TIER_ENV}=nightly)")
         compat.reset_dynamo()
         compat.dynamo_counters().clear()
         state.seed_everything()
@@ -241,21 +249,25 @@ class BackendTestCase(DynamoTestCase):
     def _summarize_eager_share(self) -> None:
         self.eager_share = eager_share.summarize(self._eager_share_records())
 
-    # -- declared scope (harness.measure.capabilities) -------------------------------------
+    # -- features and declared scope (harness.features) -----------------------------------
+
+    def features_seen(self) -> set[str]:
+        """What the graphs the backend received and their calls showed (harness.features)."""
+        return set().union(*(counter.features.seen for counter in self._counters))
 
     def capabilities_needed(self) -> set[str]:
-        """What this test asked of the backend: read from the graphs it received, and
-        declared on the scenario with @needs."""
+        """What this test asked of the backend: read from the graphs it received and their
+        calls, and declared on the scenario with @needs."""
         method = getattr(type(self), self._testMethodName, None)
-        return capabilities.declared_by(type(self), method).union(
-            *(counter.capabilities for counter in self._counters))
+        return scope.declared_by(type(self), method) | scope.needed(self.features_seen())
 
     def out_of_scope(self) -> list[str]:
         """What this test needed that the project declared unsupported."""
         needed = self.capabilities_needed()
-        return [name for name in capabilities.declared() if name in needed]
+        return [name for name in scope.declared() if name in needed]
 
     def _record_needs(self) -> None:
+        self.covers = sorted(self.features_seen() | self.capabilities_needed())
         self.needs = sorted(self.capabilities_needed())
         self.needs_unsupported = self.out_of_scope()
 
@@ -266,14 +278,14 @@ class BackendTestCase(DynamoTestCase):
         if not out_of_scope:
             return None
         # The backend's error, or each of the errors a check caught from compiled calls to
-        # report them together (capabilities.attach_caught): each must be a refusal.
-        caught = capabilities.caught(error)
+        # report them together (scope.attach_caught): each must be a refusal.
+        caught = scope.caught(error)
         errors = [(each, stages.of(each, False)) for each in caught] if caught else [(error, self.failure_stage)]
         names = []
         for each, stage in errors:
             inner = innermost(each)
             message = f"{type(inner).__name__}: {inner}"
-            name = capabilities.refused(message, out_of_scope)
+            name = scope.refused(message, out_of_scope)
             if stage not in (stages.BACKEND_COMPILE, stages.BACKEND_RUN) or name is None:
                 return None
             names.append((name, message))
@@ -281,7 +293,7 @@ class BackendTestCase(DynamoTestCase):
             self.failure_stage = errors[0][1]
         name, message = names[0]
         first = next((line.strip() for line in message.splitlines() if line.strip()), "")
-        return f"{capabilities.REFUSED}: {name} declared unsupported, and the backend said so: {first[:300]}"
+        return f"{scope.REFUSED}: {name} declared unsupported, and the backend said so: {first[:300]}"
 
     def eager_share_limit(self) -> tuple[float, str] | None:
         """The most of a compiled call that may run eagerly, and where that limit comes from:
@@ -317,6 +329,8 @@ class BackendTestCase(DynamoTestCase):
         the run's compile options)."""
         counter = counter or self.counter
         kwargs = self.compile_kwargs(**kwargs)
+        # A compiled module's mode and hooks are features of its calls (harness.features).
+        counter.features.watch_module(fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None))
         compiled = torch.compile(fn, backend=counter, **kwargs)
         for behaviour, value in self._axes:
             compiled = behaviour.compiled(self, value, fn, compiled, counter, kwargs)

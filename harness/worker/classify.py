@@ -1,7 +1,7 @@
 """A finished test's outcome, one-line reason, where it raised and its details, decided in
 the worker while the exception object is still at hand: PASS, FAIL (a check failed), ERROR
 (anything else raised, the backend's own error named where Dynamo wrapped it), XFAIL, XPASS,
-SKIP, REFUSED (harness.measure.capabilities), TIMEOUT, DEFERRED. ``harness.worker.pytest_plugin``
+SKIP, REFUSED (harness.features.scope), TIMEOUT, DEFERRED. ``harness.worker.pytest_plugin``
 attaches it, with the test's Dynamo metrics, to the report that xdist sends to the controller."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 
 from harness import settings
 from harness.errors import innermost
-from harness.measure import capabilities, stages
+from harness.features import scope
+from harness.measure import stages
 from harness.worker.frames import in_compile, in_stdlib, short_path
 from harness.worker.protocol import DEFERRED, unittest_id
 
@@ -41,7 +42,8 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
         "eager_share": getattr(testcase, "eager_share", None),
         "perf": getattr(testcase, "perf", None),  # test/dynamo/test_perf.py: harness.testcase.perf.figures
         "expectation": expectation.source if expectation is not None else None,
-        "needs": getattr(testcase, "needs", None),  # harness.measure.capabilities
+        "covers": getattr(testcase, "covers", None),  # harness.features: what its graphs and calls showed
+        "needs": getattr(testcase, "needs", None),  # harness.features.scope
         "out_of_scope": getattr(testcase, "needs_unsupported", []),
     }
     if report.passed:
@@ -49,9 +51,9 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     if report.skipped:
         if _skip_reason(report).startswith(f"{DEFERRED}: "):
             return {**entry, "outcome": DEFERRED, "reason": _skip_reason(report)}
-        if _skip_reason(report).startswith(f"{capabilities.REFUSED}: "):
-            return {**entry, "outcome": capabilities.REFUSED, "stage": getattr(testcase, "failure_stage", None),
-                    "reason": _skip_reason(report).removeprefix(f"{capabilities.REFUSED}: ")}
+        if _skip_reason(report).startswith(f"{scope.REFUSED}: "):
+            return {**entry, "outcome": scope.REFUSED, "stage": getattr(testcase, "failure_stage", None),
+                    "reason": _skip_reason(report).removeprefix(f"{scope.REFUSED}: ")}
         if hasattr(report, "wasxfail"):
             reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
             return {**entry, "outcome": "XFAIL", "reason": reason, "stage": getattr(testcase, "failure_stage", None)}

@@ -1,4 +1,4 @@
-"""Declared scope (harness/measure/capabilities.py): what a graph needs, read from the graph
+"""Declared scope (harness/features/scope.py): what a graph needs, read from the graph
 as Dynamo hands it over; the declaration checked; and the refusal contract applied to a
 test: a refusal naming the capability is REFUSED, eager's answer passes, anything else
 fails, and the reports put the scope first and group the breaches."""
@@ -15,8 +15,8 @@ import torch
 
 from harness import settings
 from harness.checks import clauses
-from harness.measure import capabilities
-from harness.measure.capabilities import (
+from harness.features import scope as capabilities
+from harness.features.scope import (
     AUTOCAST, BFLOAT16, COMPLEX, CONTROL_FLOW, CUSTOM_OPS, DOUBLE_BACKWARD, DISTRIBUTED, DYNAMIC_SHAPES, FLOAT16,
     FLOAT64, INPUT_MUTATION, RANDOM, TENSOR_SUBCLASSES, TRAINING)
 from harness.measure.counters import CompileCounter
@@ -47,7 +47,7 @@ def _needs(fn, *args, **compile_kwargs) -> set[str]:
     counter = CompileCounter()
     torch.compile(fn, backend=counter, **compile_kwargs)(*args)
     assert counter.frame_count, "no graph"
-    return counter.capabilities
+    return capabilities.needed(counter.features.seen)
 
 
 class ReadFromTheGraphTests(unittest.TestCase):
@@ -143,10 +143,10 @@ class ReadFromTheGraphTests(unittest.TestCase):
 
 class DeclarationTests(unittest.TestCase):
     def test_names_are_checked_and_canonical(self):
-        self.assertEqual(capabilities.declared("Float64, dynamic_shapes,training"), (TRAINING, DYNAMIC_SHAPES, FLOAT64))
+        self.assertEqual(capabilities.declared("Float64, dynamic_shapes,training"), (DYNAMIC_SHAPES, FLOAT64, TRAINING))
         self.assertEqual(capabilities.declared(["none"]), ())
         self.assertEqual(capabilities.declared(""), ())
-        with self.assertRaisesRegex(capabilities.ScopeError, r"^unknown capability 'trainin': choose from training, "):
+        with self.assertRaisesRegex(capabilities.ScopeError, r"^unknown capability 'trainin': choose from dynamic-shapes, float64, "):
             capabilities.declared("trainin")
         with self.assertRaises(capabilities.ScopeError):
             capabilities.needs("flying")
@@ -166,8 +166,8 @@ class DeclarationTests(unittest.TestCase):
 
     def test_the_docs_show_the_catalogue(self):
         self.assertIn(capabilities.table(), DOCS.read_text(),
-                      "docs/scope.md's table is out of date: paste python -c \"from harness.measure import "
-                      "capabilities; print(capabilities.table())\"")
+                      "docs/scope.md's table is out of date: paste python -c \"from harness.features import "
+                      "scope; print(scope.table())\"")
 
 
 def _refuses_training(gm, example_inputs):

@@ -2,7 +2,7 @@
 that refuses training graphs with an error naming training passes every test (its training
 tests REFUSED); backends that refuse without naming it, detach their outputs or compute
 wrong gradients fail the training tests, each as one problem under the refusal clause; and
-a backend that trains correctly passes them all (harness/measure/capabilities.py,
+a backend that trains correctly passes them all (harness.features.scope.py,
 docs/scope.md).
 
 One run of its own options (``--unsupported training``), over two contract families that mix

@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from harness.report import eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import repro_command, verdict
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
 
@@ -223,7 +223,13 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         key=lambda test: (not test.unexpected, OUTCOMES.index(test.outcome), test.id),
     )
     template = _environment().get_template("report.html.j2")
+    covered = coverage.per_column(results)
+    coverage_columns, coverage_rows = coverage.rows(results)
     return template.render(
+        coverage_columns=coverage_columns,
+        coverage_rows=coverage_rows,
+        coverage_missing=coverage.none_exercised(covered),
+        coverage_families={column: coverage.family_rows(entry) for column, entry in covered.items()},
         run={"torch": "?", "python": "?", "platform": "", "started": "", "duration_s": 0,
              "shard": None, "merged_from": None, "backends": [], **results.run},
         summary=results.summary(),

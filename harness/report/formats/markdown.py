@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.report import eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
 from harness.report.results import BACKEND_INDEPENDENT, RunResults
 
@@ -83,7 +83,8 @@ def render(results: RunResults, difference: Any = None, baseline_name: str | Non
                 if run.get("compile_options", "default") != "default" else ""), ""]
     lines += _scope_section(results)
     lines += _table(results)
-    sweep = stage_lines(results) + op_sweep_lines(results) + eager_share.lines(results)
+    sweep = stage_lines(results) + op_sweep_lines(results) + eager_share.lines(results) + \
+        list(filter(None, [coverage.line(results)]))
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
     lines += _perf_section(results)

@@ -1,4 +1,4 @@
-"""Backends that do not train, for the refusal contract (harness.measure.capabilities;
+"""Backends that do not train, for the refusal contract (harness.features.scope;
 test/proofs/test_scope_faults.py).
 
 Run with ``--unsupported training``, a backend that refuses a training graph with an

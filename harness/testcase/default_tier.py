@@ -1,0 +1,173 @@
+"""The default tier, chosen by what each test catches: the kill matrix of the conditional
+mutants (scripts/mutation_score.py), the features each test covers, the problems real
+backends showed in it, and what each test costs on the backend under test.
+
+``harness/default_tier.json`` (scripts/choose_default_tier.py writes it) holds, per
+scenario of the nightly pool (``module.Family.test``), the mutants it killed, the features
+of the catalogue it covered (harness.features), the real backends' problems it showed, the
+graphs it compiled and its recorded seconds per backend. For a backend, the default tier is
+a greedy cover of all that: the test that adds the most new kills, conditions and problems
+per second of that backend's time first, until no test adds anything; a problem a real
+backend showed is kept in any case (its cheapest test). Every other test of the pool runs in
+the nightly tier only: none is deleted, and ``--tier nightly`` runs them all.
+
+With a budget (``--budget SECONDS``, DYNAMO_SUITE_BUDGET), the cover stops when the next
+test would pass the budget: the most kills per second for a backend that compiles slowly.
+A backend with no recordings of its own (any but eager, aot_eager and inductor) costs, per
+test, aot_eager's seconds plus its graphs times ``--graph-seconds`` (DYNAMO_SUITE_GRAPH_SECONDS,
+default GRAPH_SECONDS).
+
+A test the file does not name (a new scenario, a project's own) is in the default tier.
+Imports no torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import settings
+
+DATA = Path(__file__).resolve().parents[1] / "default_tier.json"
+BUDGET_ENV = settings.BUDGET
+GRAPH_SECONDS_ENV = settings.GRAPH_SECONDS
+GRAPH_SECONDS = 2.0
+RECORDED = ("eager", "aot_eager", "inductor")
+# Below this a test's cost counts as this much: what starting any test costs the harness.
+SMALLEST_COST_S = 0.05
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the data says of one scenario."""
+
+    kills: frozenset[str]
+    covers: frozenset[str]
+    shows: frozenset[str]  # "<backend>: <problem>", a real backend's problem this test showed
+    graphs: int
+    seconds: dict[str, float]  # per recorded backend
+
+    def elements(self) -> set[str]:
+        return {*(f"kill {name}" for name in self.kills), *(f"covers {name}" for name in self.covers),
+                *(f"shows {name}" for name in self.shows)}
+
+    def cost(self, backend: str, graph_seconds: float) -> float:
+        if backend in self.seconds:
+            return max(self.seconds[backend], SMALLEST_COST_S)
+        return max(self.seconds.get("aot_eager", 1.0) + self.graphs * graph_seconds, SMALLEST_COST_S)
+
+
+class TierDataError(ValueError):
+    """A default_tier.json that cannot be read; the message is one line."""
+
+
+def load() -> dict[str, Entry]:
+    """The scenarios the data names (none when there is no file: everything is default)."""
+    return read(str(DATA))
+
+
+@functools.lru_cache(maxsize=4)
+def read(path: str) -> dict[str, Entry]:
+    """The scenarios a default-tier file names."""
+    if not Path(path).is_file():
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {scenario: Entry(frozenset(entry.get("kills", ())), frozenset(entry.get("covers", ())),
+                                frozenset(entry.get("shows", ())), int(entry.get("graphs", 0)),
+                                {key: float(value) for key, value in entry.get("seconds", {}).items()})
+                for scenario, entry in data["scenarios"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise TierDataError(f"{path}: not a default-tier file ({error}); rewrite it with "
+                            "python scripts/choose_default_tier.py") from None
+
+
+def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
+           graph_seconds: float = GRAPH_SECONDS) -> list[str]:
+    """The default tier of ``backend``: scenarios in the order the cover took them."""
+    cost = {scenario: entry.cost(backend, graph_seconds) for scenario, entry in entries.items()}
+    covered: set[str] = set()
+    chosen: list[str] = []
+    spent = 0.0
+    # A problem a real backend showed is kept: the cheapest test showing it, first.
+    if budget is None:
+        for problem in sorted({problem for entry in entries.values() for problem in entry.shows}):
+            if f"shows {problem}" in covered:
+                continue
+            scenario = min((scenario for scenario, entry in entries.items() if problem in entry.shows),
+                           key=lambda scenario: (cost[scenario], scenario))
+            chosen.append(scenario)
+            covered |= entries[scenario].elements()
+            spent += cost[scenario]
+    left = {scenario: entry.elements() - covered for scenario, entry in entries.items() if scenario not in chosen}
+    while True:
+        left = {scenario: elements - covered for scenario, elements in left.items() if elements - covered}
+        if not left:
+            return chosen
+        scenario = max(left, key=lambda scenario: (len(left[scenario]) / cost[scenario], -cost[scenario], scenario))
+        if budget is not None and spent + cost[scenario] > budget:
+            affordable = [name for name in left if spent + cost[name] <= budget]
+            if not affordable:
+                return chosen
+            scenario = max(affordable, key=lambda name: (len(left[name]) / cost[name], -cost[name], name))
+        chosen.append(scenario)
+        covered |= left.pop(scenario)
+        spent += cost[scenario]
+
+
+def _budget_setting() -> tuple[float | None, float]:
+    current = settings.current()
+    budget = current.get(BUDGET_ENV)
+    graph_seconds = current.get(GRAPH_SECONDS_ENV)
+    return (float(budget) if budget else None), (float(graph_seconds) if graph_seconds else GRAPH_SECONDS)
+
+
+def check_settings() -> None:
+    """A budget or graph seconds that is not a positive number: ValueError, in one line."""
+    current = settings.current()
+    for name, option in ((BUDGET_ENV, "--budget"), (GRAPH_SECONDS_ENV, "--graph-seconds")):
+        value = current.get(name)
+        try:
+            if value and float(value) <= 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{option} / {name}: '{value}' is not a positive number of seconds") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _chosen(path: str, backend: str, budget: float | None, graph_seconds: float) -> frozenset[str]:
+    return frozenset(choose(read(path), backend, budget, graph_seconds))
+
+
+def includes(scenario: str, backend: str) -> bool:
+    """Whether the default tier of ``backend`` runs ``scenario`` (``module.Family.test``)."""
+    entries = load()
+    if scenario not in entries:
+        return True
+    budget, graph_seconds = _budget_setting()
+    return scenario in _chosen(str(DATA), backend, budget, graph_seconds)
+
+
+def why(scenario: str, backend: str) -> str:
+    """One line: why the default tier leaves ``scenario`` to the nightly tier."""
+    entry = load().get(scenario)
+    budget, _ = _budget_setting()
+    if entry is None:
+        return ""
+    if budget is not None:
+        return f"past the budget of {budget:g} s"
+    return (f"what it catches ({len(entry.kills)} mutants killed, {len(entry.covers)} features covered) other tests "
+            f"of the default tier catch for less")
+
+
+def summary(backend: str) -> dict[str, Any]:
+    """For the reports: how many scenarios the data names, and the default tier's share."""
+    entries = load()
+    budget, graph_seconds = _budget_setting()
+    chosen = _chosen(str(DATA), backend, budget, graph_seconds)
+    return {"scenarios": len(entries), "default": len(chosen),
+            "seconds": round(sum(entries[name].cost(backend, graph_seconds) for name in chosen), 1),
+            "budget_s": budget}

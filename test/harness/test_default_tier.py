@@ -1,0 +1,131 @@
+"""The default tier chosen by what each test catches (harness/testcase/default_tier.py): the
+greedy cover of kills, features and real backends' problems per second of a backend's time,
+its budget, the cost of a backend without recordings; the runner leaving the rest to the
+nightly tier (but a test named by its id); plain unittest skipping them with the reason."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import settings
+from harness.run import selection
+from harness.run.collection import TestInfo
+from harness.testcase import default_tier
+
+# Its own seconds (test/harness/budgets.py): 1 s measured 2026-12-02.
+TIME_BUDGET_S = 10
+
+
+def entry(kills=(), covers=(), shows=(), graphs=1, **seconds) -> dict:
+    return {"kills": list(kills), "covers": list(covers), "shows": list(shows), "graphs": graphs, "seconds": seconds}
+
+
+SCENARIOS = {
+    # cheap, and kills two mutants
+    "test_x.F.test_cheap": entry(["m1", "m2"], ["nan"], aot_eager=1.0, inductor=10.0),
+    # kills the same and one more, for ten times the time
+    "test_x.F.test_costly": entry(["m1", "m2", "m3"], ["nan"], aot_eager=10.0, inductor=12.0),
+    # the only one covering channels-last
+    "test_x.F.test_layout": entry([], ["channels-last"], aot_eager=0.5, inductor=30.0),
+    # adds nothing
+    "test_x.F.test_nothing_new": entry(["m1"], ["nan"], aot_eager=5.0, inductor=20.0),
+    # a real backend's problem, only here; costly
+    "test_x.F.test_shows": entry([], [], ["openvino: FAIL output values differ"], graphs=30, aot_eager=20.0),
+}
+
+
+def entries() -> dict[str, default_tier.Entry]:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "tier.json"
+        path.write_text(json.dumps({"scenarios": SCENARIOS}))
+        return default_tier.read(str(path))
+
+
+class ChooseTests(unittest.TestCase):
+    def test_the_most_new_kills_and_features_per_second_first_until_nothing_is_new(self):
+        chosen = default_tier.choose(entries(), "aot_eager")
+        self.assertEqual(chosen[0], "test_x.F.test_shows")  # a real backend's problem, kept first
+        self.assertEqual(set(chosen), {"test_x.F.test_shows", "test_x.F.test_cheap", "test_x.F.test_layout",
+                                       "test_x.F.test_costly"})
+        self.assertLess(chosen.index("test_x.F.test_cheap"), chosen.index("test_x.F.test_costly"))
+
+    def test_each_backend_by_its_own_costs(self):
+        # On inductor the layout test is 30 s: still the only one covering channels-last.
+        self.assertIn("test_x.F.test_layout", default_tier.choose(entries(), "inductor"))
+        # Without recordings: aot_eager's seconds plus the graphs times the graph seconds.
+        costs = entries()["test_x.F.test_cheap"]
+        self.assertEqual(costs.cost("a new backend", 2.0), 1.0 + 2.0)
+        self.assertEqual(costs.cost("inductor", 2.0), 10.0)
+
+    def test_a_budget_keeps_the_most_per_second(self):
+        chosen = default_tier.choose(entries(), "aot_eager", budget=2.0)
+        self.assertEqual(chosen, ["test_x.F.test_cheap", "test_x.F.test_layout"])
+        self.assertEqual(default_tier.choose(entries(), "aot_eager", budget=0.01), [])
+
+    def test_a_file_that_cannot_be_read_is_one_line(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text('{"tests": []}')
+            with self.assertRaisesRegex(default_tier.TierDataError, r"not a default-tier file .*choose_default_tier"):
+                default_tier.read(str(path))
+        self.assertEqual(default_tier.read("/nowhere/tier.json"), {})
+
+
+class RunTests(unittest.TestCase):
+    def setUp(self) -> None:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        path = Path(directory.name) / "tier.json"
+        path.write_text(json.dumps({"scenarios": SCENARIOS}))
+        patch = mock.patch.object(default_tier, "DATA", path)
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def info(self, name: str, backend: str = "aot_eager") -> TestInfo:
+        return TestInfo(id=f"test.dynamo.test_x.F_{backend}.{name}", nodeid=name, scenario=f"test_x.F.{name}",
+                        backend=backend, backend_spec=backend)
+
+    def chosen(self, patterns: list[str], tier: str = "default", **values: str) -> list[str]:
+        tests = [self.info(name.rsplit(".", 1)[-1]) for name in SCENARIOS] + [self.info("test_new")]
+        args = argparse.Namespace(patterns=patterns, durations=None, command="python run_tests.py")
+        with settings.using(settings.Settings({settings.TIER: tier, **values})):
+            return sorted(test.scenario.rsplit(".", 1)[-1] for test in selection.choose_tests(tests, args, None))
+
+    def test_the_runner_leaves_the_rest_to_the_nightly_tier(self):
+        self.assertEqual(self.chosen([]), ["test_cheap", "test_costly", "test_layout", "test_new", "test_shows"])
+        self.assertEqual(len(self.chosen([], tier="nightly")), 6)
+        self.assertEqual(self.chosen([], **{settings.BUDGET: "2"}), ["test_cheap", "test_layout", "test_new"])
+
+    def test_a_test_named_by_its_id_runs_whatever_its_tier(self):
+        self.assertEqual(self.chosen(["test.dynamo.test_x.F_aot_eager.test_nothing_new"]), ["test_nothing_new"])
+
+    def test_plain_unittest_skips_it_saying_how_to_run_it(self):
+        from harness.testcase.base import DynamoTestCase
+
+        class F(DynamoTestCase):
+            def test_nothing_new(self):
+                pass
+
+            def test_new(self):
+                pass
+
+        F.__module__ = "test.dynamo.test_x"
+        result = unittest.TestResult()
+        with settings.using(settings.Settings({})):
+            unittest.TestSuite([F("test_nothing_new"), F("test_new")]).run(result)
+        self.assertEqual(len(result.skipped), 1, result.errors)
+        self.assertRegex(result.skipped[0][1], r"^nightly tier \(what it catches .* for less\); run it with --tier "
+                                               r"nightly \(under plain unittest: DYNAMO_SUITE_TIER=nightly\)")
+        with settings.using(settings.Settings({settings.TESTS_CHOSEN: "1"})):  # what the runner's workers get
+            result = unittest.TestResult()
+            F("test_nothing_new").run(result)
+        self.assertEqual(result.skipped, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
