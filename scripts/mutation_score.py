@@ -1,53 +1,60 @@
-"""The mutation score of the default run: the share of mutants it kills, with the survivors.
+#!/usr/bin/env python3
+"""The conditional-mutation score of a tier, per group of conditions, its survivors, and the
+kill matrix (test x mutant) as data.
 
-    python scripts/mutation_score.py --seeds 0-4 [--operators perturb,swap_args]
-                                     [--backend-base aot_eager] [-j N] [--report-dir DIR]
+    python scripts/mutation_score.py [--tier nightly|default] [--kills K] [--mutants GLOB,...]
+                                     [-j N] [--report-dir DIR]
+    python scripts/mutation_score.py --list
 
-A mutant (test/harness/faulty_backends/mutants.py) is a backend that rewrites one node of
-each graph it compiles with one mutation operator, the node drawn by its seed; one mutant
-per operator and seed. For each:
+A mutant (test/harness/mutation/mutants.py) is a fault that fires only where a condition of
+the feature catalogue holds, as real backend bugs do (``wrong_row__broadcast_middle__s0``:
+an operand broadcast along a middle dimension read one place along it, in every kernel).
 
-1. equivalence: a mutant that computes what its unmutated base computes on every probe
-   (test/harness/faulty_backends/mutant_probes.py) is equivalent and not counted;
-2. killed or not: the default run (``python run_tests.py --backend <mutant>``) kills it when
-   a test has an unexpected result. The tests that killed earlier mutants run first, alone
-   (``-k``); only when none of them fails does the whole default run decide, so the score
-   is the one whole runs give, for less. A test that is unexpected on the control
-   (``unmutated``, the same pipeline with nothing rewritten, run once first) kills nothing:
-   the base's known failures are expected under its own name only. Nor does a test the
-   control did not run (one added to the tree while the measurement ran).
+1. Equivalence: a mutant that computes what the control computes on every probe that
+   reaches it (test/harness/mutation/probes.py) is equivalent and not counted.
+2. The matrix: each test of the tier runs once as the control, in worker processes that
+   stay (test/harness/mutation/worker.py), recording which mutants would rewrite one of its
+   operator calls; then once per such mutant. A mutant is killed by a test when the control
+   passed and the mutant's run failed, raised, timed out, passed an expected failure or
+   crashed its worker. Tests run cheapest first; once a mutant has K kills (``--kills``,
+   default 3; 0: no limit) it is not run again, so the matrix names up to K killers per
+   mutant, the cheapest, and every test that met it without killing it until then.
 
-The score is killed / non-equivalent. Prints a table and the survivors, with the nodes each
-survivor rewrote in the run (a survivor that only ever hit nodes where its rewrite changes
-nothing is a weak mutant, not a gap); writes the same as mutation_score.json, and every
-run's reports, into --report-dir. Exit 0: it is a measurement. Exit 2, with one line: a bad
-argument or an unwritable report directory. Exit 1: the control run could not run.
+The score is killed / non-equivalent, per group of conditions (shape, dtype, layout,
+values, graph, call, module) and in all. Writes mutation_score.json into --report-dir
+(default reports/mutation): every mutant (equivalent or not, killers, the tests in which it
+fired and survived), every test (control outcome, seconds, what it covered, what it
+killed), and the matrix; test/default_tier.json is chosen from it
+(scripts/choose_default_tier.py). Exit 0: it is a measurement; 2 with one line: a bad
+argument or an unwritable report directory; 1: no worker could start.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.report.results import BACKEND_INDEPENDENT, ResultsError, TestResult, load  # noqa: E402
-from test.harness.faulty_backends import mutant_probes, mutants  # noqa: E402
+from harness.features import catalogue  # noqa: E402
+from harness.report.results import write_atomic  # noqa: E402
+from test.harness.mutation import mutants as mutant_catalogue  # noqa: E402
+from test.harness.mutation.worker import LOG_ENV  # noqa: E402
 
-# Of the tests that killed a mutant in a whole run, how many (the quickest) join the tests
-# run first for the next mutants: enough to cover what kills most mutants of one kind, few
-# enough that running them stays much cheaper than a whole run.
-KILLERS_KEPT = 5
-SHOWN_KILLERS = 3
-SHOWN_SITES = 5
-PREFIX = "test.dynamo."
+SWITCH_SPEC = mutant_catalogue.spec(mutant_catalogue.SWITCH)
+KILLING = frozenset({"fail", "error", "xpass", "timeout", "crash"})
+SHOWN = 12
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,167 +63,324 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _seeds(text: str) -> list[int]:
-    seeds: list[int] = []
-    for part in text.split(","):
-        low, _, high = part.strip().partition("-")
-        if not low.isdigit() or (high and not high.isdigit()) or (high and int(high) < int(low)):
-            raise argparse.ArgumentTypeError(f"'{text}': give seeds as 0-4, 0,2,5 or 1-3,7 (non-negative integers)")
-        seeds += [seed for seed in range(int(low), int(high or low) + 1) if seed not in seeds]
-    return seeds
-
-
-def _jobs(text: str) -> str:
-    if text != "auto" and not (text.isdigit() and int(text) > 0):
-        raise argparse.ArgumentTypeError(f"'{text}': a positive number of workers, or 'auto'")
-    return text
-
-
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = _Parser(prog="mutation_score.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=_seeds, required=True, help="seeds of each operator: 0-4, 0,2,5")
-    parser.add_argument("--operators", default="",
-                        help=f"comma-separated, of {', '.join(mutants.OPERATORS)} (default: every one the base runs)")
-    parser.add_argument("--backend-base", default=mutants.BASES[0], choices=mutants.BASES,
-                        help="the backend each mutant compiles like (default: aot_eager)")
-    parser.add_argument("-j", "--jobs", type=_jobs, default=None, help="run_tests.py's -j (default: its own)")
+    parser.add_argument("--list", action="store_true", help="print every mutant (name, group, what it does) and exit")
+    parser.add_argument("--tier", choices=("nightly", "default"), default="nightly",
+                        help="the tests to score (default: nightly, the pool the default tier is chosen from)")
+    parser.add_argument("--kills", type=int, default=3, metavar="K",
+                        help="stop running a mutant once K tests killed it (0: run every test that reaches it)")
+    parser.add_argument("--mutants", default="", metavar="GLOBS",
+                        help="only the mutants matching these comma-separated globs (default: all)")
+    parser.add_argument("-k", dest="patterns", action="append", default=[], metavar="PATTERN",
+                        help="only the tests whose id contains PATTERN (repeatable)")
+    parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="worker processes")
     parser.add_argument("--report-dir", type=Path, default=ROOT / "reports" / "mutation",
-                        help="where mutation_score.json and each run's reports go (default: reports/mutation)")
+                        help="where mutation_score.json goes (default: reports/mutation)")
     args = parser.parse_args(argv)
-    unsupported = mutants.UNSUPPORTED.get(args.backend_base, ())
-    if not args.operators:
-        args.operators = [name for name in mutants.OPERATORS if name not in unsupported]
-    else:
-        args.operators = [name.strip() for name in args.operators.split(",") if name.strip()]
-        unknown = [name for name in args.operators if name not in mutants.OPERATORS]
-        if unknown or not args.operators:
-            parser.error(f"--operators: unknown operator '{','.join(unknown)}'; "
-                         f"known: {', '.join(mutants.OPERATORS)}")
-        refused = [name for name in args.operators if name in unsupported]
-        if refused:
-            parser.error(f"--operators: {', '.join(refused)} cannot run on {args.backend_base} "
-                         "(its graph compiler takes no extra input)")
+    if args.kills < 0 or args.jobs < 1:
+        parser.error("--kills must be 0 or more and -j 1 or more")
+    globs = [glob.strip() for glob in args.mutants.split(",") if glob.strip()]
+    args.selected = [name for name in mutant_catalogue.MUTANTS
+                     if not globs or any(fnmatch.fnmatchcase(name, glob) for glob in globs)]
+    if not args.selected:
+        parser.error(f"--mutants {args.mutants!r} matches no mutant (python scripts/mutation_score.py --list)")
     return args
 
 
-# -- one run of the suite ---------------------------------------------------------------------
+# -- the workers ---------------------------------------------------------------------------------
 
 
-def _template(test: TestResult) -> str:
-    """The test's id with its backend's name as ``{backend}``: the same test for another mutant."""
-    if test.backend == BACKEND_INDEPENDENT:
-        return test.id
-    module, family, method = test.id.rsplit(".", 2)
-    return f"{module}.{family.replace('_' + test.backend, '_{backend}', 1)}.{method}"
+class Worker:
+    """A worker process (test/harness/mutation/worker.py), started again when it dies."""
 
+    def __init__(self, index: int, tier: str, log_dir: Path) -> None:
+        self.index, self.tier, self.log_dir = index, tier, log_dir
+        self.process: subprocess.Popen | None = None
+        self.restarts = -1
+        self.start()
 
-def _short(test_id: str) -> str:
-    return test_id.removeprefix(PREFIX)
-
-
-class Run:
-    """One run of run_tests.py against one backend, its reports in ``directory``."""
-
-    def __init__(self, name: str, directory: Path, tests: list[str], jobs: str | None) -> None:
-        self.name, self.directory, self.tests = name, directory, tests
-        directory.mkdir(parents=True, exist_ok=True)
-        for stale in ("results.json", "sites.log"):  # an earlier invocation's, never read as this one's
-            (directory / stale).unlink(missing_ok=True)
-        command = [sys.executable, str(ROOT / "run_tests.py"), "--backend", mutants.spec(name),
-                   "--report-dir", str(directory)]
-        command += ["-j", jobs] if jobs else []
-        command += [argument for test in tests for argument in ("-k", test)]
-        # The default run: none of the suite's settings from this shell (a tier, a sweep, a
-        # count of generated programs) may change what runs.
+    def start(self) -> None:
         environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
-        environment[mutants.MUTATION_LOG_ENV] = str(directory / "sites.log")
-        started = time.monotonic()
-        with open(directory / "run.log", "w") as log:
-            self.returncode = subprocess.run(command, cwd=ROOT, env=environment, stdout=log,
-                                             stderr=subprocess.STDOUT).returncode
-        self.seconds = time.monotonic() - started
-        self.results: list[TestResult] | None = None
-        self.error = ""
+        environment.update({"DYNAMO_SUITE_BACKENDS": SWITCH_SPEC, "DYNAMO_SUITE_TIER": self.tier,
+                            "PYTHONPATH": str(ROOT), LOG_ENV: str(self.log_dir / f"worker-{self.index}.log")})
+        self.process = subprocess.Popen([sys.executable, "-m", "test.harness.mutation.worker"], cwd=ROOT,
+                                        env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        bufsize=1)
+        self.restarts += 1
+        if self.read() is None:
+            raise RuntimeError(f"worker {self.index} did not start (see {self.log_dir})")
+
+    def send(self, message: dict[str, Any]) -> None:
         try:
-            self.results = load(directory / "results.json").tests
-        except (OSError, ResultsError) as error:
-            lines = (directory / "run.log").read_text(errors="replace").strip().splitlines()
-            self.error = lines[-1] if lines else f"no results ({error})"
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
 
-    def unexpected(self, judged: set[str] | None = None) -> list[TestResult]:
-        """Its unexpected results among ``judged`` (templates; None: all), quickest first."""
-        return sorted((test for test in self.results or []
-                       if test.unexpected and (judged is None or _template(test) in judged)),
-                      key=lambda test: test.duration_s)
+    def read(self) -> dict[str, Any] | None:
+        """The next answer, or None when the process died (it is started again)."""
+        line = self.process.stdout.readline()
+        if line:
+            return json.loads(line)
+        self.process.wait()
+        return None
 
-    def sites(self) -> list[str]:
-        """The nodes its backend rewrote, each once, the most often rewritten first."""
-        path = self.directory / "sites.log"
-        counts: dict[str, int] = {}
-        for line in path.read_text().splitlines() if path.exists() else []:
-            site = line.split("\t")[-1]
-            counts[site] = counts.get(site, 0) + 1
-        return sorted(counts, key=lambda site: -counts[site])
-
-    def summary(self, kind: str) -> dict[str, Any]:
-        return {"kind": kind, "report_dir": str(self.directory), "returncode": self.returncode,
-                "seconds": round(self.seconds, 1), "tests": len(self.results or []), "error": self.error or None}
+    def stop(self) -> None:
+        self.send({"quit": True})
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
 
-# -- the measurement ----------------------------------------------------------------------------
+def _in_parallel(workers: list[Worker], tasks: list[Any], handle) -> None:
+    """``handle(worker, task)`` for each task, on whichever worker is free."""
+    pending = list(reversed(tasks))
+    lock = threading.Lock()
+
+    def loop(worker: Worker) -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                task = pending.pop()
+            handle(worker, task)
+
+    threads = [threading.Thread(target=loop, args=(worker,)) for worker in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
-def _equivalence(name: str, base: str) -> str | None:
-    """Where the mutant first differs from its base, or None: equivalent."""
-    # On aot_eager the base computes what eager computes (test_mutants checks it): compare
-    # with eager, which costs no second compile.
-    reference = None if base == mutants.BASES[0] else mutants.mutant(mutants.mutant_name(None, base=base))
-    found = mutant_probes.first_difference(mutants.mutant(name), reference)
-    return None if found is None else f"{found[0]}: {found[1]}"
+# -- equivalence ----------------------------------------------------------------------------------
 
 
-def _decide(entry: dict[str, Any], directory: Path, jobs: str | None, judged: set[str],
-            killers: dict[str, float]) -> None:
-    """Whether the default run kills the mutant: its earlier killers first, then the whole run.
-    Only ``judged`` tests kill: those the control ran and found as expected."""
-    name = entry["name"]
-    if killers:
-        run = Run(name, directory / "killers", [template.replace("{backend}", name) for template in killers], jobs)
-        entry["runs"].append(run.summary("killer tests"))
-        found = run.unexpected(judged) if run.results is not None else []
-        if found:
-            entry.update(killed=True, decided_by="killer tests", killers=[test.id for test in found],
-                         sites=run.sites())
+def equivalence(workers: list[Worker], selected: list[str]) -> dict[str, str | None]:
+    """Per mutant, the first probe on which it differs from the control (None: equivalent)."""
+    from test.harness.mutation import probes
+
+    reach: dict[str, set[str]] = {}
+
+    def control(worker: Worker, probe: str) -> None:
+        worker.send({"probe": probe})
+        answer = worker.read()
+        if answer is None:
+            worker.start()
+            answer = {"reached": []}
+        reach[probe] = set(answer["reached"])
+
+    _in_parallel(workers, [probe.name for probe in probes.PROBES], control)
+    differs: dict[str, str | None] = {}
+
+    def check(worker: Worker, name: str) -> None:
+        condition = mutant_catalogue.MUTANTS[name].condition.replace("-", "_")
+        reaching = sorted((probe for probe in reach if name in reach[probe]),
+                          key=lambda probe: (condition not in probe, len(reach[probe]), probe))
+        if not reaching:
+            differs[name] = None
             return
-    run = Run(name, directory / "full", [], jobs)
-    entry["runs"].append(run.summary("default run"))
-    if run.results is None:
-        entry.update(killed=None, decided_by=f"not measured: {run.error}")
+        worker.send({"equivalence": name, "probes": reaching, "limit": 120})
+        answer = worker.read()
+        if answer is None:
+            worker.start()
+            answer = {"differs": "crashed the process"}
+        differs[name] = answer["differs"]
+
+    _in_parallel(workers, selected, check)
+    return differs
+
+
+# -- the matrix -----------------------------------------------------------------------------------
+
+
+def _test_ids(tier: str, patterns: list[str]) -> list[str]:
+    command = [sys.executable, str(ROOT / "run_tests.py"), "--list", "--backend", SWITCH_SPEC, "--tier", tier]
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
+    listed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise RuntimeError(f"listing the tests failed: {listed.stderr.strip().splitlines()[-1:]}")
+    switch = f"_{mutant_catalogue.SWITCH}."
+    ids = [line.strip() for line in listed.stdout.splitlines() if switch in line]
+    return [test for test in ids if not patterns or any(pattern in test for pattern in patterns)]
+
+
+def _durations(ids: list[str]) -> dict[str, float]:
+    """Recorded aot_eager seconds of each test (test/durations.json), the median for the rest."""
+    try:
+        recorded = json.loads((ROOT / "test" / "durations.json").read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    switch = f"_{mutant_catalogue.SWITCH}."
+    known = {test: recorded[test.replace(switch, "_aot_eager.")] for test in ids
+             if test.replace(switch, "_aot_eager.") in recorded}
+    fallback = statistics.median(known.values()) if known else 1.0
+    return {test: known.get(test, fallback) for test in ids}
+
+
+def matrix(workers: list[Worker], ids: list[str], countable: set[str], kills_wanted: int) -> dict[str, Any]:
+    durations = _durations(ids)
+    order = sorted(ids, key=lambda test: (durations[test], test))
+    tests: dict[str, dict[str, Any]] = {}
+    kills: Counter[str] = Counter()
+    lock = threading.Lock()
+    started = time.monotonic()
+    step = max(1, len(order) // 20)
+
+    def run(worker: Worker, test: str) -> None:
+        _run(worker, test)
+        with lock:
+            if len(tests) % step == 0:
+                runs = sum(len(entry["killed"]) + len(entry["survived"]) + len(entry["not_fired"])
+                           for entry in tests.values())
+                print(f"  {len(tests)}/{len(order)} tests, {runs} mutant runs, {len(kills)} mutants killed "
+                      f"({time.monotonic() - started:.0f} s)", flush=True)
+
+    def _run(worker: Worker, test: str) -> None:
+        limit = max(60.0, 4 * durations[test] + 30)
+        worker.send({"test": test, "limit": limit})
+        control = worker.read()
+        if control is None:
+            worker.start()
+            tests[test] = {"control": "crash", "seconds": None, "covers": None, "graphs": 0, "reached": [], "killed": [],
+                           "survived": [], "not_fired": []}
+            return
+        entry = {"control": control["control"], "reason": control["reason"], "seconds": control["seconds"],
+                 "covers": control["covers"], "graphs": control["graphs"], "reached": [name for name in control["reached"] if name in countable],
+                 "killed": [], "survived": [], "not_fired": []}
+        tests[test] = entry
+        with lock:
+            chosen = [] if control["control"] != "pass" else [
+                name for name in entry["reached"] if not kills_wanted or kills[name] < kills_wanted]
+        worker.send({"mutants": chosen})
+        limit = max(30.0, 4 * control["seconds"] + 20)
+        for name in chosen:
+            answer = worker.read()
+            if answer is None:  # the mutant crashed the worker: a kill; the rest of its test again
+                worker.start()
+                answer = {"mutant": name, "outcome": "crash", "fired": True}
+                _record(entry, answer, kills, lock)
+                rest = chosen[chosen.index(name) + 1:]
+                if rest:
+                    _rerun(worker, test, rest, entry, kills, lock, limit)
+                return
+            _record(entry, answer, kills, lock)
+        worker.read()  # done
+
+    _in_parallel(workers, order, run)
+    return {"tests": tests, "durations": durations}
+
+
+def _record(entry: dict[str, Any], answer: dict[str, Any], kills: Counter, lock: threading.Lock) -> None:
+    with lock:
+        if answer["outcome"] in KILLING:
+            entry["killed"].append(answer["mutant"])
+            kills[answer["mutant"]] += 1
+        elif answer.get("fired"):
+            entry["survived"].append(answer["mutant"])
+        else:
+            entry["not_fired"].append(answer["mutant"])
+
+
+def _rerun(worker: Worker, test: str, names: list[str], entry: dict[str, Any], kills: Counter, lock: threading.Lock,
+           limit: float) -> None:
+    worker.send({"test": test, "limit": limit})
+    if worker.read() is None:
+        worker.start()
         return
-    found = run.unexpected(judged)
-    entry.update(killed=bool(found), decided_by="default run", killers=[test.id for test in found], sites=run.sites())
-    for test in found[:KILLERS_KEPT]:
-        killers.setdefault(_template(test), test.duration_s)
+    worker.send({"mutants": names})
+    for name in names:
+        answer = worker.read()
+        if answer is None:
+            worker.start()
+            _record(entry, {"mutant": name, "outcome": "crash"}, kills, lock)
+            return
+        _record(entry, answer, kills, lock)
+    worker.read()
 
 
-def _row(cells: list[str], widths: list[int]) -> str:
-    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+# -- the report -----------------------------------------------------------------------------------
 
 
-def _table(entries: list[dict[str, Any]]) -> list[str]:
-    header = ["mutant", "equivalent", "killed", "decided by", "s", "killed by (first 3)"]
-    rows = []
-    for entry in entries:
-        killed = {True: "yes", False: "NO", None: "-"}[entry["killed"]]
-        rows.append([entry["name"], "yes" if entry["equivalent"] else "no", killed,
-                     (entry["decided_by"] or "-").split(":")[0], f"{entry['seconds']:.0f}",
-                     ", ".join(_short(test) for test in entry["killers"][:SHOWN_KILLERS])])
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header) - 1)] + [0]
-    return [_row(header, widths)] + [_row(row, widths) for row in rows]
+def report(args: argparse.Namespace, differs: dict[str, str | None], measured: dict[str, Any],
+           seconds: float) -> dict[str, Any]:
+    tests = measured["tests"]
+    killers: dict[str, list[str]] = {name: [] for name in differs}
+    fired_in: dict[str, list[str]] = {name: [] for name in differs}
+    for test, entry in tests.items():
+        for name in entry["killed"]:
+            killers[name].append(test)
+        for name in entry["survived"]:
+            fired_in[name].append(test)
+    mutants = []
+    for name in args.selected:
+        spec = mutant_catalogue.MUTANTS[name]
+        mutants.append({"name": name, "fault": spec.fault, "condition": spec.condition, "group": spec.group,
+                        "seed": spec.seed, "means": spec.means, "equivalent": differs[name] is None,
+                        "differs_on": differs[name], "killed": bool(killers[name]), "killers": killers[name],
+                        "fired_and_survived_in": fired_in[name]})
+    groups: dict[str, dict[str, int]] = {}
+    for entry in mutants:
+        if entry["equivalent"]:
+            continue
+        counts = groups.setdefault(entry["group"], {"non_equivalent": 0, "killed": 0})
+        counts["non_equivalent"] += 1
+        counts["killed"] += entry["killed"]
+    counted = [entry for entry in mutants if not entry["equivalent"]]
+    killed = sum(entry["killed"] for entry in counted)
+    index = {name: position for position, name in enumerate(args.selected)}
+    test_ids = sorted(tests)
+    return {
+        "tier": args.tier, "kills_per_mutant": args.kills, "wall_s": round(seconds, 1),
+        "score": {"killed": killed, "non_equivalent": len(counted), "equivalent": len(mutants) - len(counted),
+                  "ratio": killed / len(counted) if counted else None,
+                  "groups": {group: {**counts, "ratio": counts["killed"] / counts["non_equivalent"]}
+                             for group, counts in sorted(groups.items(),
+                                                         key=lambda item: catalogue.GROUPS.index(item[0]))}},
+        "survivors": [entry["name"] for entry in counted if not entry["killed"]],
+        "mutants": mutants,
+        "tests": [{"id": test, **{key: value for key, value in tests[test].items() if key != "reached"},
+                   "reached": len(tests[test]["reached"])} for test in test_ids],
+        # The matrix: [test index, mutant index] pairs, tests and mutants as listed above.
+        "matrix": {"killed": [[row, index[name]] for row, test in enumerate(test_ids) for name in tests[test]["killed"]],
+                   "survived": [[row, index[name]] for row, test in enumerate(test_ids)
+                                for name in tests[test]["survived"]]},
+    }
+
+
+def _print(result: dict[str, Any]) -> None:
+    score = result["score"]
+    print(f"\n{'group':<8} {'mutants':>8} {'killed':>7} {'score':>7}")
+    for group, counts in score["groups"].items():
+        print(f"{group:<8} {counts['non_equivalent']:>8} {counts['killed']:>7} {100 * counts['ratio']:>6.1f}%")
+    ratio = score["ratio"]
+    print(f"{'all':<8} {score['non_equivalent']:>8} {score['killed']:>7} "
+          f"{100 * ratio if ratio is not None else 0:>6.1f}%   ({score['equivalent']} equivalent, not counted)")
+    by_name = {entry["name"]: entry for entry in result["mutants"]}
+    survivors = result["survivors"]
+    if survivors:
+        print(f"\n{len(survivors)} survivors:")
+        for name in survivors:
+            entry = by_name[name]
+            met = entry["fired_and_survived_in"]
+            where = f"fired in {len(met)} tests that did not see it, e.g. {met[0]}" if met else "no test reached it"
+            print(f"  {name}: {where}")
+    weak = [test for test in result["tests"] if test["control"] == "pass" and len(test["survived"]) >= 5
+            and not test["killed"]]
+    if weak:
+        print(f"\n{len(weak)} tests in which mutants fired and none failed them (can they fail?):")
+        for test in sorted(weak, key=lambda test: -len(test["survived"]))[:SHOWN]:
+            print(f"  {test['id']}: {len(test['survived'])} survived")
 
 
 def main(argv: list[str]) -> int:
     args = _parse(argv)
+    if args.list:
+        for name, spec in mutant_catalogue.MUTANTS.items():
+            print(f"{name}\t{spec.group}\t{spec.means}")
+        print(f"{len(mutant_catalogue.MUTANTS)} mutants", file=sys.stderr)
+        return 0
     report_dir = args.report_dir.resolve()
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -226,71 +390,28 @@ def main(argv: list[str]) -> int:
         print(f"mutation_score.py: error: cannot write to --report-dir {report_dir}: {error.strerror}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    base = args.backend_base
-    names = [mutants.mutant_name(operator, seed, base) for operator in args.operators for seed in args.seeds]
-    print(f"{len(names)} mutants ({len(args.operators)} operators x seeds "
-          f"{','.join(map(str, args.seeds))}) on {base}; reports in {report_dir}", flush=True)
-
-    control_name = mutants.mutant_name(None, base=base)
-    control = Run(control_name, report_dir / control_name, [], args.jobs)
-    if control.results is None:
-        print(f"mutation_score.py: the control run ({control_name}) gave no results: {control.error}", file=sys.stderr)
+    ids = _test_ids(args.tier, args.patterns)
+    print(f"{len(args.selected)} mutants, {len(ids)} tests of the {args.tier} tier, {args.jobs} workers; "
+          f"reports in {report_dir}", flush=True)
+    try:
+        workers = [Worker(index, args.tier, report_dir) for index in range(args.jobs)]
+    except RuntimeError as error:
+        print(f"mutation_score.py: {error}", file=sys.stderr)
         return 1
-    noise = {_template(test) for test in control.unexpected()}
-    # A test the control did not run has no known answer without the mutation (the tree
-    # changed during the measurement, say): it kills nothing either.
-    judged = {_template(test) for test in control.results} - noise
-    print(f"control {control_name}: {len(control.results)} tests, {len(noise)} unexpected (ignored for every "
-          f"mutant), {control.seconds:.0f} s", flush=True)
-
-    entries: list[dict[str, Any]] = []
-    killers: dict[str, float] = {}  # templates of the tests that killed a mutant in a whole run
-    for name in names:
-        mutant_started = time.monotonic()
-        mutant = mutants.mutant(name)
-        differs = _equivalence(name, base)
-        entry: dict[str, Any] = {"name": name, "spec": mutants.spec(name), "operator": mutant.operator,
-                                 "seed": mutant.seed, "equivalent": differs is None, "differs_on": differs,
-                                 "killed": None, "decided_by": None, "killers": [], "sites": [], "runs": []}
-        if differs is not None:
-            _decide(entry, report_dir / name, args.jobs, judged, killers)
-        entry["seconds"] = round(time.monotonic() - mutant_started, 1)
-        entries.append(entry)
-        outcome = ("equivalent" if differs is None else "killed" if entry["killed"] else
-                   "SURVIVED" if entry["killed"] is False else entry["decided_by"])
-        print(f"  {name}: {outcome} ({entry['seconds']:.0f} s)", flush=True)
-
-    counted = [entry for entry in entries if not entry["equivalent"] and entry["killed"] is not None]
-    killed = [entry for entry in counted if entry["killed"]]
-    survivors = [entry for entry in counted if not entry["killed"]]
-    score = len(killed) / len(counted) if counted else None
-    wall = time.monotonic() - started
-    headline = (f"mutation score: {len(killed)}/{len(counted)} = {100 * score:.1f} %" if score is not None
-                else "mutation score: no non-equivalent mutant measured")
-    headline += (f" (base {base}, seeds {','.join(map(str, args.seeds))}, "
-                 f"{sum(entry['equivalent'] for entry in entries)} equivalent not counted; {wall:.0f} s)")
-    print()
-    print("\n".join(_table(entries)))
-    print()
-    print(headline)
-    for entry in survivors:
-        sites = entry["sites"]
-        print(f"survivor {entry['name']} (differs on probe {entry['differs_on']}); rewrote {len(sites)} distinct nodes"
-              + (": " + "; ".join(sites[:SHOWN_SITES]) + (" ..." if len(sites) > SHOWN_SITES else "") if sites else ""))
-    for entry in entries:
-        if not entry["equivalent"] and entry["killed"] is None:
-            print(f"not measured {entry['name']}: {entry['decided_by']}")
-    report = {
-        "base": base, "seeds": args.seeds, "operators": args.operators, "wall_s": round(wall, 1),
-        "control": {**control.summary("default run"), "name": control_name,
-                    "unexpected": sorted(noise)},
-        "score": {"killed": len(killed), "non_equivalent": len(counted), "ratio": score, "headline": headline},
-        "survivors": [entry["name"] for entry in survivors],
-        "killer_tests": sorted(killers),
-        "mutants": entries,
-    }
-    (report_dir / "mutation_score.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(f"written: {report_dir / 'mutation_score.json'}")
+    try:
+        differs = equivalence(workers, args.selected)
+        countable = {name for name, found in differs.items() if found is not None}
+        print(f"equivalence: {len(countable)} of {len(differs)} differ from the control on a probe "
+              f"({time.monotonic() - started:.0f} s)", flush=True)
+        measured = matrix(workers, ids, countable, args.kills)
+    finally:
+        for worker in workers:
+            worker.stop()
+    result = report(args, differs, measured, time.monotonic() - started)
+    _print(result)
+    write_atomic(report_dir / "mutation_score.json", json.dumps(result, indent=1) + "\n")
+    print(f"\nmutation score: {result['score']['killed']}/{result['score']['non_equivalent']} "
+          f"({args.tier} tier, {time.monotonic() - started:.0f} s); written: {report_dir / 'mutation_score.json'}")
     return 0
 
 

@@ -1,31 +1,54 @@
-"""The mutation score's kills stay kills: one mutant per mutation operator (seed 0,
-test/harness/faulty_backends/mutants.py) fails the default-run test that killed it when the
-score was measured (scripts/mutation_score.py, CONTRIBUTING.md#mutation-score), and the
-unmutated control passes the same tests. A change to a scenario, a check or the mutants
-that lets one of them through shows here, without the hour the whole score takes."""
+"""Conditional mutants (test/harness/mutation) stay killed: a mutant of each kind of fault fails
+the default-tier test that kills it in the measured kill matrix (scripts/mutation_score.py,
+docs/coverage.md), where its condition holds; the unmutated control passes those tests. A
+change to a scenario, a check or the mutants that lets one through shows here, without the
+hour the whole matrix takes. Each family written for a condition no test met before
+(reference inputs, custom operators, indices past the end, calls that keep tensors alive,
+results that change between identical calls) has its mutant here: the faulty backends that
+show those families can fail.
+
+And scripts/mutation_score.py end to end on two tests and three mutants: equivalence on the
+probes, the control, the kills, the matrix as data.
+"""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import tempfile
 import unittest
+from pathlib import Path
 
 from harness.axes import registry
 from test.harness import shared_runs
+from test.harness.mutation import mutants
 
-# Its own seconds (test/harness/budgets.py, shared runs apart): 0 s measured 2026-11-29.
-TIME_BUDGET_S = 10
+# Its own seconds (test/harness/budgets.py, shared runs apart): 45 s measured 2026-12-02, the
+# script's run of two tests.
+TIME_BUDGET_S = 90
 
-MUTANTS = "test.harness.faulty_backends.mutants"
-CONTROL = "unmutated"
-# Each seed-0 mutant and a test that killed it in the measured score (2026-11-29, seeds 0-1).
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation_score.py"
+CONTRACT = "test_backend_contract"
+# Each mutant and a test that kills it (the kill matrix of 2026-12-02, nightly pool).
 KILLED_BY = {
-    "perturb_s0": "test_backend_contract.OutputContractTests.test_zero_dim",
-    "flush_tiny_s0": "test_op_sweep.OpSweepTests.test_subnormals_float32",
-    "drop_sign_s0": "test_backend_contract.AutomaticDynamicTests.test_a_new_size_recompiles_once_with_symbolic_sizes_2_input_mutation",
-    "lower_precision_s0": "test_backend_contract.SideEffectContractTests.test_mutation_of_non_contiguous_input",
-    "truncate_int_s0": "test_backend_contract.OutputContractTests.test_integers_stay_exact",
-    "swap_args_s0": "test_op_sweep.OpSweepTests.test_subnormals_float32",
-    "off_by_one_s0": "test_backend_contract.GradientContractTests.test_first_order_1_softmax",
-    "stale_input_s0": "test_backend_contract.GradientContractTests.test_first_order_6_cumsum_slice",
+    "wrong_row__broadcast_middle__s0": "test_op_sweep.OpSweepTests.test_reference_broadcasting",
+    "strides_ignored__transposed__s0": f"{CONTRACT}.OutputContractTests.test_layouts_1_transposed",
+    "zero_dim_promotes__zero_dim_operand__s0": "test_op_sweep.OpSweepTests.test_reference_scalars_and_promotion",
+    "bfloat16_accumulation__long_reduction__s0": "test_real_data.RealDataTests.test_tensors_past_2_to_the_16_elements_1_ordinary",
+    "keep_reference__float32__s0": f"{CONTRACT}.CallIndependenceTests.test_calls_let_go_of_their_tensors",
+    "nondeterministic__deterministic__s0":
+        f"{CONTRACT}.CallIndependenceTests.test_identical_calls_agree_bit_for_bit_under_deterministic_algorithms",
+    "perturb__custom_ops__s0": "test_compile_surface.CustomOpTests.test_functional_custom_op",
+    "index_clamped__index_out_of_range__s0": "test_compile_surface.IndexErrorTests.test_indices_past_the_end_raise",
+    "negative_index_zero__negative_indices__s0":
+        "test_compile_surface.IndexErrorTests.test_negative_indices_count_from_the_end",
+    "stale_result__later_call__s0": f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
+    "mutation_lost__grad_disabled__s0": f"{CONTRACT}.SideEffectContractTests.test_mutation_under_grad_free_mode_0_no_grad",
+    "detach_outputs__training__s0": f"{CONTRACT}.OutputContractTests.test_requires_grad_and_grad_fn",
+    "nan_skipped__nan__s0": f"{CONTRACT}.OutputContractTests.test_nan_and_inf_propagate",
+    "subnormal_flushed__subnormal__s0": "test_op_sweep.OpSweepTests.test_subnormals_float32",
+    "perturb__backward__s0": f"{CONTRACT}.GradientContractTests.test_first_order_1_softmax",
 }
 
 
@@ -34,9 +57,9 @@ def _id(backend: str, test: str) -> str:
 
 
 RUN = shared_runs.DEFAULT.part(
-    [*(f"{MUTANTS}:{mutant}" for mutant in KILLED_BY), f"{MUTANTS}:{CONTROL}"],
-    [*(_id(mutant, test) for mutant, test in KILLED_BY.items()),
-     *(_id(CONTROL, test) for test in sorted(set(KILLED_BY.values())))])
+    [*(mutants.spec(name) for name in KILLED_BY), mutants.spec(mutants.CONTROL)],
+    [*(_id(name, test) for name, test in KILLED_BY.items()),
+     *(_id(mutants.CONTROL, test) for test in sorted(set(KILLED_BY.values())))])
 
 
 class MutantsKilledTests(unittest.TestCase):
@@ -44,16 +67,40 @@ class MutantsKilledTests(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.tests = RUN.tests()
 
-    def test_each_operator_s_mutant_is_killed_by_its_test(self):
-        outcomes = {test["backend"]: test["outcome"] for test in self.tests if test["backend"] != CONTROL}
-        for mutant in KILLED_BY:
-            with self.subTest(mutant=mutant):
-                self.assertIn(outcomes.get(mutant), {"FAIL", "ERROR"}, RUN.describe())
+    def test_each_mutant_is_killed_by_its_test(self):
+        outcomes = {test["backend"]: test["outcome"] for test in self.tests if test["backend"] != mutants.CONTROL}
+        for name in KILLED_BY:
+            with self.subTest(mutant=name):
+                self.assertIn(outcomes.get(name), {"FAIL", "ERROR"}, RUN.describe())
 
     def test_the_unmutated_control_passes_them(self):
-        control = [test for test in self.tests if test["backend"] == CONTROL]
+        control = [test for test in self.tests if test["backend"] == mutants.CONTROL]
         self.assertEqual(len(control), len(set(KILLED_BY.values())), RUN.describe())
         self.assertEqual({test["outcome"] for test in control}, {"PASS"}, RUN.describe())
+
+
+class ScoreScriptTests(unittest.TestCase):
+    def test_two_tests_and_three_mutants_end_to_end(self):
+        chosen = ["keep_reference__float32__s0", "stale_result__later_call__s0", "wrong_row__broadcast_rank__s2"]
+        with tempfile.TemporaryDirectory() as directory:
+            done = subprocess.run(
+                [sys.executable, str(SCRIPT), "--tier", "default", "-k", "CallIndependenceTests_switch.test_calls_let",
+                 "-k", "CallIndependenceTests_switch.test_earlier", "--mutants", ",".join(chosen), "-j", "1",
+                 "--report-dir", directory], capture_output=True, text=True, timeout=600)
+            self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
+            report = json.loads((Path(directory) / "mutation_score.json").read_text())
+        by_name = {entry["name"]: entry for entry in report["mutants"]}
+        self.assertEqual(len(report["tests"]), 2)
+        self.assertTrue(all(test["control"] == "pass" for test in report["tests"]))
+        self.assertTrue(by_name["keep_reference__float32__s0"]["killed"])
+        self.assertTrue(by_name["stale_result__later_call__s0"]["killed"])
+        killers = {name: entry["killers"] for name, entry in by_name.items()}
+        self.assertRegex(killers["keep_reference__float32__s0"][0], r"test_calls_let_go_of_their_tensors$")
+        self.assertEqual(report["score"]["killed"], sum(entry["killed"] for entry in report["mutants"]))
+        rows = [[row, column] for row, column in report["matrix"]["killed"]]
+        self.assertEqual(len(rows), sum(len(test["killed"]) for test in report["tests"]))
+        self.assertIn("mutation score:", done.stdout)
+        self.assertRegex(done.stdout, r"(?m)^call +\d+ +\d+ +[\d.]+%$")
 
 
 if __name__ == "__main__":

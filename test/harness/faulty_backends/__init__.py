@@ -30,13 +30,10 @@ holds one catalogue, with the self-test that runs it:
 * ``distributed``: right in one process, wrong in a process group (test/dynamo/test_distributed.py;
   test/proofs/test_distributed_faults.py);
 * ``scope``: backends that do not train and refuse, clearly or not, for the refusal
-  contract of a declared-unsupported capability (harness/measure/capabilities.py;
+  contract of a declared-unsupported capability (harness/features/scope.py;
   test/proofs/test_scope_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
   (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
-* ``mutants``: made by mutation, not by hand: one node of each graph rewritten by an operator
-  drawn by seed (``perturb_s0``, ``flush_tiny_s3``...; probes in ``mutant_probes``), for the
-  mutation score (scripts/mutation_score.py, CONTRIBUTING.md); not exported here;
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
