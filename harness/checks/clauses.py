@@ -64,13 +64,16 @@ STATE_BETWEEN_CALLS = "state changed between calls (configs, modules, hooks, glo
 TRAINING_LOOP = "the training loop compiled: each step's update of parameters and optimizer state as eager's"
 MODULE_STATE = "module state: buffers written back, train and eval, graphs of any size"
 REFUSAL = "what it declares unsupported: refused with an error naming it, or eager's answer"
+REFERENCE_INPUTS = "each operator over PyTorch's reference inputs: broadcasting, layouts, scalars, promotion, sizes"
+CUSTOM_OPERATORS = "custom operators: their own kernel, their writes into inputs, their gradient"
+ERRORS_RAISED = "errors eager raises on bad input, the compiled code raises (indices past the end...)"
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
     GRADIENTS, INPUTS_LEFT_ALONE, RNG_STREAM, CALLER_STATE, STATE_AFTER, CALL_INDEPENDENCE, CHANGING_INPUTS,
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
     CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
-    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL, REFERENCE_INPUTS, CUSTOM_OPERATORS, ERRORS_RAISED,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -85,13 +88,16 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"^declared unsupported\b", REFUSAL),
     (r"leaked global state|changed by the call|mode after the call", STATE_AFTER),
     # The value-domain check (harness/checks/value_domains.py): "<dtype> on <domain> values: ..."
+    (r"\bon reference [a-z ]+ values: ", REFERENCE_INPUTS),
     (r"\bon [a-z ]+ values: .*subnormal values flushed to zero", SUBNORMALS),
     (r"\bon [a-z ]+ values: ", VALUE_DOMAINS),
     (r"consumed random numbers|generator ended in a different state", RNG_STREAM),
     (r"same seed|dropout mask|dropped other elements|another mask|random values repeat|two seeded runs"
      r"|implausible fraction", RANDOM_OPS),
     (r"subclass|rewrapped|per inner tensor", SUBCLASSES),
-    (r"earlier call's output|after the input was changed|second call's output", CALL_INDEPENDENCE),
+    (r"earlier call's output|after the input was changed|second call's output|stay alive after the caller"
+     r"|identical calls differ", CALL_INDEPENDENCE),
+    (r"gave a result where eager raises|raised something else than an index error|gave a result$", ERRORS_RAISED),
     (r"ran part of its graphs eagerly", RUNS_ITSELF),
     # The export variants: torch.export or its decomposition refused, or its graph broke its own contract.
     (r"breaks export's contract|^(ExportRefused: )?(torch\.export \(|run_decompositions\(\) of)", TORCH_ITSELF),
@@ -165,6 +171,9 @@ SCENARIOS = {
     # A perf test fails only when its compiled step disagrees with eager (or does not run).
     "test_perf.PerfTests": VALUES,
     "test_op_sweep.OpSweepTests": EACH_OPERATOR,
+    "test_op_sweep.OpSweepTests.test_reference": REFERENCE_INPUTS,
+    "test_compile_surface.CustomOpTests": CUSTOM_OPERATORS,
+    "test_compile_surface.IndexErrorTests": ERRORS_RAISED,
     "test_python_autograd.PythonAutogradTests": VALUES,
     "test_real_data.RealDataTests": VALUES,
     f"{TRANSFORMS}.FunctionalizedMutationTests": FUNCTIONAL_MUTATIONS,

@@ -10,6 +10,8 @@ its clause; the table in docs/checks.md lists which.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -359,6 +361,46 @@ class CallIndependenceTests(ContractCase):
         out = compiled(x)
         x.add_(5)
         assert_close(self, torch.ones(4), out, what="output after the input was changed")
+
+    def test_calls_let_go_of_their_tensors(self):
+        # A caller that drops a call's inputs and outputs gets their memory back while the
+        # compiled function lives on: a runtime that keeps them (a cache keyed by the
+        # call, a list of buffers) grows with every step of a training loop.
+        def fn(x, w):
+            return (x @ w).relu() * 2, x.sum(0)
+
+        compiled = self.compile(fn)
+        w = torch.randn(8, 8, requires_grad=True)
+        compiled(torch.randn(4, 8), w)[0].sum().backward()  # the first call: what a compile may keep
+        alive = []
+        for _ in range(3):
+            x = torch.randn(4, 8)
+            outputs = compiled(x, w)
+            outputs[0].sum().backward()
+            alive += [weakref.ref(x), *(weakref.ref(output) for output in outputs)]
+            del x, outputs
+        gc.collect()
+        kept = sum(ref() is not None for ref in alive)
+        self.assertEqual(kept, 0, f"later calls' tensors stay alive after the caller dropped them: {kept} of "
+                                  f"{len(alive)} inputs and outputs of the 2nd to 4th calls")
+
+    def test_identical_calls_agree_bit_for_bit_under_deterministic_algorithms(self):
+        # torch.use_deterministic_algorithms(True) promises the same bits for the same
+        # inputs: reductions, products and accumulating writes must not change their order
+        # from one call to the next.
+        def fn(x, w, index):
+            return (x @ w).sum(0), x.cumsum(1).var(0), torch.zeros(6, 8).index_add(0, index, x)
+
+        x, w, index = torch.randn(6, 8), torch.randn(8, 8), torch.tensor([0, 2, 2, 5, 0, 2])
+        before = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        self.addCleanup(torch.use_deterministic_algorithms, before)
+        compiled = self.compile(fn)
+        first, second = compiled(x, w, index), compiled(x.clone(), w.clone(), index.clone())
+        for position, (a, b) in enumerate(zip(first, second)):
+            self.assertTrue(torch.equal(a, b), f"output[{position}]: two identical calls differ in their bits "
+                                               f"(largest difference {(a - b).abs().max().item():.3g})")
+        assert_close(self, fn(x, w, index), first)
 
 
 @for_each_backend

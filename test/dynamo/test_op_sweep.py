@@ -12,6 +12,7 @@ Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 import torch
 from torch.utils import _pytree as pytree
@@ -266,6 +267,21 @@ class OpSweepTests(BackendTestCase):
             self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
         op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
 
+    def check_reference_inputs(self, group: str) -> None:
+        """The group's reference inputs (reference_calls), compiled together, laid out as given."""
+        if self.dtype != torch.float32:
+            self.skipTest("the reference-input tests choose their own dtypes: they run in the float32 classes")
+        calls = reference_calls(group)
+        if not calls:
+            self.skipTest(f"no op of the tier has {group} reference inputs on {device.selected_type()}")
+        domain = value_domains.Domain(f"reference {group}", REFERENCE_GROUPS[group],
+                                      rewrite=lambda call, tensors: list(tensors))
+        found = value_domains.batch_check(calls, self.counter, domains=(domain,), testcase=self, exact_layouts=True,
+                                          gradients=group in REFERENCE_GRADIENTS)
+        if found:
+            failure = OpCheckFailure("; ".join(map(str, found)))
+            raise capabilities.attach_caught(failure, [each.raised for each in found])
+
     def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
         """The ops the tier gives ``dtype`` (value_domain_ops), each on one sample in that
         dtype (value_domain_call), over the value domains (the subnormal numbers only, or all
@@ -341,6 +357,139 @@ def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> valu
     return first
 
 
+# PyTorch's reference inputs (OpInfo.reference_inputs) of the sweep's ops: beyond an op's
+# samples, the inputs PyTorch's own tests vary one thing at a time with (every broadcasting
+# pair, strided and expanded copies, Python numbers and 0-d operands, sizes of 812 and
+# 1029x917, extremal values). Grouped by what they vary, a test per group, so that a failure
+# names the kind; in a group, each op's first REFERENCE_PER_OP inputs, compiled together and
+# called once (harness/checks/value_domains.batch_check), each tensor laid out as given.
+# Inputs that vary nothing of these are the ops' own tests' business. The "scalars and
+# promotion" group adds the tensor-dtype pairs PyTorch's type promotion documents.
+REFERENCE_GROUPS = {
+    "broadcasting": "operands of different shapes broadcast against each other",
+    "scalars and promotion": "Python numbers and 0-d tensors as operands, operands of different dtypes",
+    "layouts": "non-contiguous, transposed, offset and expanded tensors",
+    "sizes": "empty tensors and tensors of 2^16 elements or more",
+    "values": "infinities, NaN and values past 10^4",
+}
+POINTWISE_CATEGORIES = ("unary pointwise", "binary pointwise")
+# The categories whose kernels each group's inputs reach (the other categories' reference
+# inputs vary their own arguments: a pooling's kernel sizes, a norm's weights).
+REFERENCE_CATEGORIES = {
+    "broadcasting": ("binary pointwise",),
+    "scalars and promotion": ("binary pointwise",),
+    "layouts": (*POINTWISE_CATEGORIES, "reductions", "linear algebra", "shape and views"),
+    "sizes": (*POINTWISE_CATEGORIES, "reductions"),
+    "values": (*POINTWISE_CATEGORIES, "reductions"),
+}
+REFERENCE_PER_OP = {"quick": 1, "full": 12}
+# Gradients where the group's kernels' backward differs from the ordinary one: a broadcast
+# operand's gradient is summed over the broadcast dimensions, a strided input's is strided.
+REFERENCE_GRADIENTS = ("broadcasting", "layouts")
+# Pairs PyTorch's type promotion documents (test/test_binary_ufuncs.py's test_type_promotion
+# and the torch.result_type rules): a tensor-dtype pair, a 0-d operand of another dtype
+# (which does not widen a dimensioned one of the same category), a Python number.
+PROMOTION_PAIRS = (
+    (torch.int16, (3,), torch.int32, (3,)), (torch.float32, (3,), torch.float64, (3,)),
+    (torch.int64, (3,), torch.float32, (3,)), (torch.float64, (3,), torch.complex64, (3,)),
+    (torch.uint8, (3,), torch.int8, (3,)), (torch.bool, (3,), torch.int8, (3,)),
+    (torch.float16, (3,), torch.bfloat16, (3,)), (torch.float32, (2, 3), torch.float64, ()),
+    (torch.int32, (2, 3), torch.float32, ()), (torch.float16, (2, 3), torch.float32, ()),
+    (torch.int8, (2, 3), torch.int64, ()), (torch.int64, (2, 3), 2.5, None), (torch.float16, (2, 3), 0.1, None),
+)
+
+
+def _metas(args: tuple, kwargs: dict) -> list:
+    from harness.features.views import meta_of
+
+    return [meta for value in pytree.tree_leaves((args, kwargs)) if (meta := meta_of(value)) is not None]
+
+
+def reference_group(category: str, args: tuple, kwargs: dict) -> str | None:
+    """The group of REFERENCE_GROUPS a reference input belongs to (the first it fits), or None."""
+    metas = _metas(args, kwargs)
+    if any(meta.numel == 0 or (meta.numel or 0) >= 2 ** 16 for meta in metas):
+        return "sizes"
+    if any(meta.contiguous() is False or (meta.offset or 0) > 0 for meta in metas):
+        return "layouts"
+    if category in POINTWISE_CATEGORIES and (
+            any(type(value) in (int, float, complex) for value in args[1:]) or len({meta.dtype for meta in metas}) > 1
+            or any(meta.ndim == 0 for meta in metas) and any(meta.ndim > 0 for meta in metas)):
+        return "scalars and promotion"
+    if len({meta.shape for meta in metas if meta.ndim}) > 1 and category in POINTWISE_CATEGORIES + ("neural network",):
+        return "broadcasting"
+    values = [value for value in pytree.tree_leaves((args, kwargs))
+              if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel()]
+    if any(bool((~value.isfinite()).any() or (value.abs() > 1e4).any()) for value in values):
+        return "values"
+    return None
+
+
+def reference_calls(group: str) -> list[value_domains.Call]:
+    """The calls of one group: each op's first inputs of that group, in float32, with gradients
+    where the op has them."""
+    where, calls = device.selected_type(), []
+    for category in REFERENCE_CATEGORIES[group]:
+        for name in QUICK_TIER[category]:
+            op = _quick_op(name)
+            if op is None or not op.supports_dtype(torch.float32, where):
+                continue
+            found = 0
+            for sample in _reference_inputs(op, where):
+                args, kwargs = (sample.input, *sample.args), sample.kwargs
+                if reference_group(category, args, kwargs) != group:
+                    continue
+                calls.append(value_domains.Call(f"{op.name} (reference input {found})", op.op, args, kwargs,
+                                                every_operand=category in value_domains.OPERAND_CATEGORIES,
+                                                category=category))
+                found += 1
+                if found == REFERENCE_PER_OP[tier()]:
+                    break
+    if group == "scalars and promotion":
+        calls += promotion_calls()
+    return calls
+
+
+def _reference_inputs(op, where: str) -> Iterator:
+    """The op's float32 reference inputs, one at a time, requiring grad where the op has
+    gradients and the OpInfo can make such inputs (some generators ask for integer tensors
+    that require grad: from there on, none does)."""
+    grad = op.supports_autograd and torch.float32 in op.supported_backward_dtypes(where)
+    given = 0
+    try:
+        for sample in op.reference_inputs(device.selected_name(), torch.float32, requires_grad=grad):
+            given += 1
+            yield sample
+    except (ValueError, RuntimeError):
+        if not grad:
+            return
+        for index, sample in enumerate(op.reference_inputs(device.selected_name(), torch.float32)):
+            if index >= given:
+                yield sample
+
+
+def promotion_calls() -> list[value_domains.Call]:
+    calls = []
+    for left, left_shape, right, right_shape in PROMOTION_PAIRS:
+        a = (torch.arange(1, 7).reshape(2, 3)[:, :] if left_shape == (2, 3) else torch.tensor([1, 2, 3])).to(left)
+        b = right if right_shape is None else (torch.tensor(2) if right_shape == () else torch.tensor([3, 1, 2])).to(right)
+        label = f"{str(left).removeprefix('torch.')}{list(left_shape)} with " + (
+            repr(b) if right_shape is None else f"{str(right).removeprefix('torch.')}{list(right_shape)}")
+        for func in (torch.add, torch.mul, torch.div):
+            calls.append(value_domains.Call(f"{func.__name__} of {label} (type promotion)", func, (a, b), {},
+                                            every_operand=True, category="binary pointwise"))
+    return calls
+
+
+def _reference_test(group: str):
+    def test(self):
+        self.check_reference_inputs(group)
+
+    test.__name__ = "test_reference_" + group.replace(" ", "_")
+    test.__doc__ = f"the ops over PyTorch's reference inputs: {REFERENCE_GROUPS[group]}"
+    return test
+
+
 def _values_test(dtype: torch.dtype, subnormals: bool):
     def test(self):
         self.check_ops_on_value_domains(dtype, subnormals)
@@ -367,6 +516,9 @@ def _populate() -> None:
             setattr(OpSweepTests, special, _make_test(special, f"'{name}' on NaN and infinities",
                                                       lambda name=name: _quick_op(name), samples, gradient_samples,
                                                       special_values=True))
+    for group in REFERENCE_GROUPS:
+        test = _reference_test(group)
+        setattr(OpSweepTests, test.__name__, test)
     for dtype in value_domains.DTYPES:
         subnormal_tests = dtype.is_floating_point and (full or dtype == torch.float32)
         for subnormals in (False, True) if subnormal_tests else (False,):
