@@ -1,17 +1,20 @@
-"""Each self-test module's time, held to a budget written beside it.
+"""Each self-test module's time, against a budget written beside it.
 
 A module says what it may cost, ``TIME_BUDGET_S = 20`` at its top: seconds of its own on
 the machine the budgets were measured on (2 cores, AMD EPYC, torch 2.13.0 CPU, warm inductor
 cache; CONTRIBUTING.md has the figures). ``unittest discover`` over test/harness or
 test/proofs ends each module with one more test, ``<module>.TimeBudget.test_within_budget``,
-which fails when the module took longer than its budget, scaled by how much slower this
+which reports when the module took longer than its budget, scaled by how much slower this
 machine is (``machine_factor``: a fixed piece of Python, timed when the machine runs it
 fastest, against the reference machine's time) and by how busy it was while it ran
 (``load_factor``: the load per core over the module's span, as when CI runs the self-tests
 beside the proofs),
-each never below 1, so a faster or idler machine gets no tighter budget. A change that makes
-a module slower pays for it in that module, where it was written, and a module without a
-budget fails the same way.
+each never below 1, so a faster or idler machine gets no tighter budget. A budget informs:
+over it, the check prints what it measured and passes, so that a newcomer's first run on a
+slower machine is never red for a timing. Only with ENFORCE_ENV set (``.ci/run`` sets it)
+does a module fail, and only past HEADROOM times its scaled budget: a change that makes a
+module much slower pays for it in that module, where it was written. A module without a
+budget fails wherever it runs: that is a missing line, not a timing.
 
 A module's own time runs from its first test's class set-up to its last test's tear-down,
 less the time of the shared runs it was the first to read (test/harness/shared_runs.py):
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 import unittest
 from types import ModuleType
@@ -33,6 +37,8 @@ from typing import Callable
 # The fastest time of ``_workload`` on the machine the budgets were measured on, idle.
 REFERENCE_WORKLOAD_S = 0.0100
 BUDGET_NAME = "TIME_BUDGET_S"
+ENFORCE_ENV = "DYNAMO_SUITE_ENFORCE_BUDGETS"
+HEADROOM = 2.0
 
 
 def _workload() -> float:
@@ -162,12 +168,17 @@ def _budget_check(module: ModuleType, clock: _Clock, shared_runs: Callable[[], l
                 self.fail(f"{module.__name__} states no {BUDGET_NAME} (the seconds its tests may take); "
                           f"this time it took {own:.0f} s")
             factor = machine_factor() * load_factor(clock.load)
-            problems = [f"{module.__name__} took {own:.0f} s, over its {BUDGET_NAME} = {budget} "
-                        f"(x{factor:.2f} for this machine and its load)"] if own > budget * factor else []
-            problems += [f"shared run {run.label} took {run.seconds:.0f} s, over its budget of {run.budget_s} s "
-                         f"(x{factor:.2f} for this machine and its load)"
-                         for run in started_here if run.seconds > run.budget_s * factor]
-            self.assertFalse(problems, "; ".join(problems) + ": make it faster or raise the budget, saying why")
+            over = [(f"{module.__name__} took {own:.0f} s, over its {BUDGET_NAME} = {budget} "
+                     f"(x{factor:.2f} for this machine and its load)", own / (budget * factor))] \
+                if own > budget * factor else []
+            over += [(f"shared run {run.label} took {run.seconds:.0f} s, over its budget of {run.budget_s} s "
+                      f"(x{factor:.2f} for this machine and its load)", run.seconds / (run.budget_s * factor))
+                     for run in started_here if run.seconds > run.budget_s * factor]
+            for text, _ in over:
+                print(f"\ntime budget: {text}", file=sys.stderr)
+            enforced = [text for text, ratio in over if os.environ.get(ENFORCE_ENV) and ratio > HEADROOM]
+            self.assertFalse(enforced, "; ".join(enforced) + f", more than {HEADROOM:g} times over: make it faster "
+                                                              "or raise the budget, saying why")
 
     TimeBudget.__module__ = module.__name__
     TimeBudget.__qualname__ = "TimeBudget"

@@ -3,6 +3,8 @@ budget check; a shared run it starts is charged to the run, against the run's ow
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import os
 import sys
@@ -40,6 +42,9 @@ class BudgetTests(unittest.TestCase):
             factor = mock.patch.object(budgets, name, return_value=1.0)
             factor.start()
             self.addCleanup(factor.stop)
+        enforced = mock.patch.dict(os.environ, {budgets.ENFORCE_ENV: "1"})  # as in CI; the test below unsets it
+        enforced.start()
+        self.addCleanup(enforced.stop)
 
     def module(self, name: str, budget: str, body: str) -> None:
         test = textwrap.indent(textwrap.dedent(body), " " * 8)
@@ -61,6 +66,16 @@ class BudgetTests(unittest.TestCase):
         self.assertEqual(set(failures), {"test_slow"})
         self.assertRegex(failures["test_slow"], r"budget_probe_package\.test_slow took 0 s, over its "
                                                 r"TIME_BUDGET_S = 0\.05 \(x1\.00 for this machine and its load\)")
+
+    def test_a_budget_informs_and_fails_only_where_enforced_past_its_headroom(self):
+        self.module("test_slow", "TIME_BUDGET_S = 0.05", "time.sleep(0.2)")
+        self.module("test_a_little_slow", "TIME_BUDGET_S = 0.15", "time.sleep(0.2)")
+        printed = io.StringIO()
+        with contextlib.redirect_stderr(printed):
+            self.assertEqual(set(self.budget_failures()), {"test_slow"})  # 4 times over; the other 1.3
+        self.assertRegex(printed.getvalue(), r"time budget: budget_probe_package\.test_a_little_slow took 0 s, over")
+        with mock.patch.dict(os.environ, {budgets.ENFORCE_ENV: ""}), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(self.budget_failures(), {})
 
     def test_a_module_without_a_budget_fails(self):
         self.module("test_unbudgeted", "", "pass")
