@@ -36,6 +36,7 @@ UNSUPPORTED = "DYNAMO_SUITE_UNSUPPORTED"  # capabilities declared unsupported (h
 TIER = "DYNAMO_SUITE_TIER"  # harness.testcase.tiers
 BUDGET = "DYNAMO_SUITE_BUDGET"  # harness.testcase.default_tier: seconds of a backend's time for the default tier
 GRAPH_SECONDS = "DYNAMO_SUITE_GRAPH_SECONDS"  # harness.testcase.default_tier: a graph's compile, unrecorded backends
+TIER_DATA = "DYNAMO_SUITE_TIER_DATA"  # harness.testcase.default_tier: the data the default tier is chosen from, or none
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
 MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit

@@ -90,7 +90,7 @@ def _given(args: argparse.Namespace) -> dict[str, str]:
     given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
                   settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations,
                   settings.UNSUPPORTED: args.unsupported, settings.BUDGET: args.budget,
-                  settings.GRAPH_SECONDS: args.graph_seconds,
+                  settings.GRAPH_SECONDS: args.graph_seconds, settings.TIER_DATA: args.tier_data,
                   settings.PERF_BUDGET: args.perf_budget, settings.PERF_THREADS: args.perf_threads})
     return {name: value for name, value in given.items() if value is not None}
 
@@ -121,9 +121,12 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
             raise UsageError(at(args, settings.TIER, str(error)))
         try:
             default_tier.check_settings()
-            default_tier.load()
-        except (ValueError, default_tier.TierDataError) as error:
+        except ValueError as error:
             raise UsageError(at(args, settings.BUDGET, str(error)))
+        try:
+            default_tier.load()
+        except default_tier.TierDataError as error:
+            raise UsageError(at(args, settings.TIER_DATA, str(error)))
         for name, option, read in ((settings.PERF_BUDGET, "--perf-budget", perf.budget_s),
                                    (settings.PERF_THREADS, "--perf-threads", perf.threads)):
             try:

@@ -83,6 +83,9 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "seconds of test time per backend (recorded durations; for a backend without any, aot_eager's "
                              "plus --graph-seconds per graph compiled) (default: $DYNAMO_SUITE_BUDGET, else every test "
                              "that adds a kill, a feature or a real backend's problem: harness/default_tier.json)")
+    choose.add_argument("--tier-data", metavar="FILE",
+                        help="default tier: the kill-matrix data to choose it from ('none': no choice, every scenario "
+                             "not marked nightly) (default: $DYNAMO_SUITE_TIER_DATA, else harness/default_tier.json)")
     choose.add_argument("--graph-seconds", metavar="S",
                         help="with --budget, for a backend without recorded durations: the seconds it takes to compile "
                              "a graph (default: $DYNAMO_SUITE_GRAPH_SECONDS, else 2)")

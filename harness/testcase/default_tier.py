@@ -18,6 +18,8 @@ test, aot_eager's seconds plus its graphs times ``--graph-seconds`` (DYNAMO_SUIT
 default GRAPH_SECONDS).
 
 A test the file does not name (a new scenario, a project's own) is in the default tier.
+``--tier-data FILE`` (DYNAMO_SUITE_TIER_DATA) chooses from other data; ``none`` from none: the
+default tier is then every scenario not marked nightly, as before a choice was made.
 Imports no torch.
 """
 
@@ -34,6 +36,8 @@ from harness import settings
 DATA = Path(__file__).resolve().parents[1] / "default_tier.json"
 BUDGET_ENV = settings.BUDGET
 GRAPH_SECONDS_ENV = settings.GRAPH_SECONDS
+TIER_DATA_ENV = settings.TIER_DATA
+NO_DATA = "none"
 GRAPH_SECONDS = 2.0
 RECORDED = ("eager", "aot_eager", "inductor")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
@@ -64,9 +68,21 @@ class TierDataError(ValueError):
     """A default_tier.json that cannot be read; the message is one line."""
 
 
+def data_path() -> str | None:
+    """The data the run chooses from (None: no choice)."""
+    given = settings.current().get(TIER_DATA_ENV)
+    if given == NO_DATA:
+        return None
+    return given or str(DATA)
+
+
 def load() -> dict[str, Entry]:
-    """The scenarios the data names (none when there is no file: everything is default)."""
-    return read(str(DATA))
+    """The scenarios the data names (none without data: everything is default)."""
+    path = data_path()
+    if path is not None and settings.current().given(TIER_DATA_ENV) and not Path(path).is_file():
+        raise TierDataError(f"--tier-data / {TIER_DATA_ENV}: no file {path} (write one with "
+                            "python scripts/choose_default_tier.py, or give none)")
+    return read(path) if path is not None else {}
 
 
 @functools.lru_cache(maxsize=4)
@@ -148,7 +164,7 @@ def includes(scenario: str, backend: str) -> bool:
     if scenario not in entries:
         return True
     budget, graph_seconds = _budget_setting()
-    return scenario in _chosen(str(DATA), backend, budget, graph_seconds)
+    return scenario in _chosen(data_path(), backend, budget, graph_seconds)
 
 
 def why(scenario: str, backend: str) -> str:
@@ -167,7 +183,7 @@ def summary(backend: str) -> dict[str, Any]:
     """For the reports: how many scenarios the data names, and the default tier's share."""
     entries = load()
     budget, graph_seconds = _budget_setting()
-    chosen = _chosen(str(DATA), backend, budget, graph_seconds)
+    chosen = _chosen(data_path(), backend, budget, graph_seconds) if entries else frozenset()
     return {"scenarios": len(entries), "default": len(chosen),
             "seconds": round(sum(entries[name].cost(backend, graph_seconds) for name in chosen), 1),
             "budget_s": budget}
