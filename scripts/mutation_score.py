@@ -49,12 +49,14 @@ sys.path.insert(0, str(ROOT))
 
 from harness.features import catalogue  # noqa: E402
 from harness.report.results import write_atomic  # noqa: E402
+from test.harness.mutation import faults  # noqa: E402
 from test.harness.mutation import mutants as mutant_catalogue  # noqa: E402
 from test.harness.mutation.worker import LOG_ENV  # noqa: E402
 
 SWITCH_SPEC = mutant_catalogue.spec(mutant_catalogue.SWITCH)
 KILLING = frozenset({"fail", "error", "xpass", "timeout", "crash"})
 SHOWN = 12
+WEAK = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -366,12 +368,17 @@ def _print(result: dict[str, Any]) -> None:
             met = entry["fired_and_survived_in"]
             where = f"fired in {len(met)} tests that did not see it, e.g. {met[0]}" if met else "no test reached it"
             print(f"  {name}: {where}")
-    weak = [test for test in result["tests"] if test["control"] == "pass" and len(test["survived"]) >= 5
-            and not test["killed"]]
+    # A test in which faults that change values fired, and none failed it, may be a test that
+    # cannot fail (or one whose values those faults did not reach: a result overwritten).
+    quiet = {name for name, fault in {**faults.FAULTS, **faults.CALL_FAULTS}.items() if not fault.shows_in_values}
+    unseen = {test["id"]: [name for name in test["survived"] if name.split("__")[0] not in quiet]
+              for test in result["tests"] if test["control"] == "pass" and not test["killed"]}
+    weak = sorted((test for test in unseen if len(unseen[test]) >= WEAK), key=lambda test: -len(unseen[test]))
     if weak:
-        print(f"\n{len(weak)} tests in which mutants fired and none failed them (can they fail?):")
-        for test in sorted(weak, key=lambda test: -len(test["survived"]))[:SHOWN]:
-            print(f"  {test['id']}: {len(test['survived'])} survived")
+        print(f"\n{len(weak)} tests in which {WEAK} or more faults that change values fired, and none failed "
+              "them (can they fail?):")
+        for test in weak[:SHOWN]:
+            print(f"  {test}: {len(unseen[test])} fired unseen, e.g. {', '.join(unseen[test][:3])}")
 
 
 def main(argv: list[str]) -> int:

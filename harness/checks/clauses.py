@@ -65,7 +65,7 @@ TRAINING_LOOP = "the training loop compiled: each step's update of parameters an
 MODULE_STATE = "module state: buffers written back, train and eval, graphs of any size"
 REFUSAL = "what it declares unsupported: refused with an error naming it, or eager's answer"
 REFERENCE_INPUTS = "each operator over PyTorch's reference inputs: broadcasting, layouts, scalars, promotion, sizes"
-CUSTOM_OPERATORS = "custom operators: their own kernel, their writes into inputs, their gradient"
+CUSTOM_OPERATORS = "custom and higher-order operators: their own kernel or subgraphs, their writes, their gradient"
 ERRORS_RAISED = "errors eager raises on bad input, the compiled code raises (indices past the end...)"
 
 CLAUSES = (
@@ -173,6 +173,7 @@ SCENARIOS = {
     "test_op_sweep.OpSweepTests": EACH_OPERATOR,
     "test_op_sweep.OpSweepTests.test_reference": REFERENCE_INPUTS,
     "test_compile_surface.CustomOpTests": CUSTOM_OPERATORS,
+    "test_compile_surface.HigherOrderOpTests": CUSTOM_OPERATORS,
     "test_compile_surface.IndexErrorTests": ERRORS_RAISED,
     "test_python_autograd.PythonAutogradTests": VALUES,
     "test_real_data.RealDataTests": VALUES,

@@ -10,6 +10,7 @@ its clause; the table in docs/checks.md lists which.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import weakref
 from typing import Any, Callable
@@ -273,6 +274,22 @@ class GradientContractTests(ContractCase):
             return x * x.flip(0) + x.sin()
         self.check(fn, lambda: (torch.randn(5, requires_grad=True),))
 
+    def test_backward_twice_through_one_call(self):
+        # retain_graph=True: the same call's backward runs again on its saved tensors (a
+        # second loss on the same forward); the gradients accumulate both passes.
+        def fn(x, w):
+            return (x.tanh() @ w).sin().sum(), (x * 2).cumsum(0).sum()
+
+        grads = []
+        for run in (fn, self.compile(fn)):
+            torch.manual_seed(7)
+            x, w = torch.randn(4, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True)
+            first, second = run(x, w)
+            first.backward(retain_graph=True)
+            (first * 0.5 + second).backward()
+            grads.append((x.grad, w.grad))
+        assert_close(self, grads[0], grads[1], what="gradients after two backward passes", scale=10)
+
 
 def _uses_global_state(x):
     out = x * 2
@@ -362,23 +379,29 @@ class CallIndependenceTests(ContractCase):
         x.add_(5)
         assert_close(self, torch.ones(4), out, what="output after the input was changed")
 
-    def test_calls_let_go_of_their_tensors(self):
+    @parameterized.expand([("training",), ("no_grad",), ("inference_mode",)])
+    def test_calls_let_go_of_their_tensors(self, mode):
         # A caller that drops a call's inputs and outputs gets their memory back while the
         # compiled function lives on: a runtime that keeps them (a cache keyed by the
-        # call, a list of buffers) grows with every step of a training loop.
+        # call, a list of buffers) grows with every step of a training loop, or of serving.
         def fn(x, w):
             return (x @ w).relu() * 2, x.sum(0)
 
+        context = {"training": contextlib.nullcontext, "no_grad": torch.no_grad,
+                   "inference_mode": torch.inference_mode}[mode]
         compiled = self.compile(fn)
         w = torch.randn(8, 8, requires_grad=True)
-        compiled(torch.randn(4, 8), w)[0].sum().backward()  # the first call: what a compile may keep
-        alive = []
-        for _ in range(3):
+
+        def call() -> list:
             x = torch.randn(4, 8)
-            outputs = compiled(x, w)
-            outputs[0].sum().backward()
-            alive += [weakref.ref(x), *(weakref.ref(output) for output in outputs)]
-            del x, outputs
+            with context():
+                outputs = compiled(x, w)
+            if mode == "training":
+                outputs[0].sum().backward()
+            return [weakref.ref(x), *(weakref.ref(output) for output in outputs)]
+
+        call()  # the first call: what a compile may keep
+        alive = [ref for _ in range(3) for ref in call()]
         gc.collect()
         kept = sum(ref() is not None for ref in alive)
         self.assertEqual(kept, 0, f"later calls' tensors stay alive after the caller dropped them: {kept} of "
@@ -388,19 +411,21 @@ class CallIndependenceTests(ContractCase):
         # torch.use_deterministic_algorithms(True) promises the same bits for the same
         # inputs: reductions, products and accumulating writes must not change their order
         # from one call to the next.
-        def fn(x, w, index):
-            return (x @ w).sum(0), x.cumsum(1).var(0), torch.zeros(6, 8).index_add(0, index, x)
+        def fn(x, w, index, long):
+            return ((x @ w).sum(0), x.cumsum(1).var(0), torch.zeros(6, 8).index_add(0, index, x),
+                    long.sum(), long.softmax(-1).amax())  # reductions of 4096 elements and more
 
         x, w, index = torch.randn(6, 8), torch.randn(8, 8), torch.tensor([0, 2, 2, 5, 0, 2])
+        long = torch.randn(5000)
         before = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True)
         self.addCleanup(torch.use_deterministic_algorithms, before)
         compiled = self.compile(fn)
-        first, second = compiled(x, w, index), compiled(x.clone(), w.clone(), index.clone())
+        first, second = compiled(x, w, index, long), compiled(x.clone(), w.clone(), index.clone(), long.clone())
         for position, (a, b) in enumerate(zip(first, second)):
             self.assertTrue(torch.equal(a, b), f"output[{position}]: two identical calls differ in their bits "
                                                f"(largest difference {(a - b).abs().max().item():.3g})")
-        assert_close(self, fn(x, w, index), first)
+        assert_close(self, fn(x, w, index, long), first)
 
 
 @for_each_backend

@@ -5,12 +5,15 @@
   backend must run with the operator's real kernel (its fake rule gives shapes, not values),
   with its writes into inputs (through AOTAutograd's auto_functionalized) and its registered
   gradient.
+* ``HigherOrderOpTests``: torch.cond's branches, chosen by data, and activation checkpointing
+  reach the backend as higher-order operators, whose subgraphs it must run as eager does.
 * ``IndexErrorTests``: an index past the end raises in eager PyTorch, and must in the compiled
   code too; a negative index counts from the end. A kernel that skips the check returns
   garbage instead (pytorch#197554: "[PT2] Validation lost").
 
 test/proofs/test_mutation_faults.py shows each family failing on a mutant that breaks its
-clause (a custom operator's result perturbed; indices clamped; negative indices read as 0).
+clause (a custom operator's result perturbed, a control-flow operator's result perturbed;
+indices clamped; negative indices read as 0).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import re
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 from harness import BackendTestCase, assert_same_outputs_and_grads, for_each_backend
 
@@ -107,6 +111,31 @@ class CustomOpTests(BackendTestCase):
             return cube(x).sum() + cube(x * 0.5).mean()
 
         assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(5, requires_grad=True)])
+
+
+def _branches(x, scale):
+    return torch.cond(x.sum() > 0, lambda y, s: (y.sin() * s).cumsum(0), lambda y, s: y.cos() - s, (x, scale))
+
+
+@for_each_backend
+class HigherOrderOpTests(BackendTestCase):
+    """Control flow and checkpointing: subgraphs the backend runs as eager would."""
+
+    def test_cond_takes_the_branch_the_data_chooses(self):
+        compiled = self.compile(_branches)
+        for sign in (1.0, -1.0, 1.0):
+            x = (torch.rand(6) + 0.1) * sign
+            assert_same_outputs_and_grads(self, _branches, compiled, [x, torch.tensor(1.5)])
+
+    def test_checkpointed_block_recomputes_its_forward(self):
+        def block(x, w):
+            return (x @ w).tanh() * x.sum()
+
+        def fn(x, w):
+            return torch.utils.checkpoint.checkpoint(block, x, w, use_reentrant=False).sum()
+
+        assert_same_outputs_and_grads(self, fn, self.compile(fn),
+                                      [torch.randn(3, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)])
 
 
 # Each indexing call with its valid indices, then with one past the end.

@@ -42,6 +42,12 @@ class Fault:
     build: Callable[[Site], Apply]
     # Where it can be: "any" graph, or only a "forward" or "backward" one.
     graphs: str = "any"
+    # It remembers the calls it sees (a cache, a counter): it sees each call, its condition
+    # holding or not, and only where it holds is its result used.
+    remembers: bool = False
+    # Whether its bug shows in values a tolerance sees; not so for references kept (a memory
+    # check sees them) or a last bit that changes (a bit-for-bit comparison of two calls).
+    shows_in_values: bool = True
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class CallFault:
     means: str
     conditions: tuple[str, ...]
     wrap: Callable[[Callable, Callable[[], bool], Callable[[], None]], Callable]
+    shows_in_values: bool = True
 
 
 # -- reading a call ------------------------------------------------------------------------------
@@ -442,12 +449,12 @@ FAULTS: dict[str, Fault] = {fault.name: fault for fault in (
           _strides_ignored(from_start=True)),
     Fault("stale_result", "a kernel's result replayed from its first run (a cache never refreshed)",
           ("later-call", catalogue.INPUT_MUTATION, "parameters", "buffers", "grad-disabled", "backward-twice"),
-          _floating_result, _stale),
+          _floating_result, _stale, remembers=True),
     Fault("nondeterministic", "results differ in the last bit from one call to the next",
           ("deterministic", "long-reduction", "later-call", "backward", "repeated-indices"),
           lambda site: _floating_result(site) and site.family in (families.REDUCTION, families.LINEAR_ALGEBRA,
                                                                   families.CONVOLUTION, families.INDEXING),
-          _one_ulp_on_odd_calls),
+          _one_ulp_on_odd_calls, remembers=True, shows_in_values=False),
     Fault("nan_skipped", "a reduction leaves NaN out instead of returning it",
           ("nan",), lambda site: _floating_result(site) and site.family == families.REDUCTION, _nan_skipped),
     Fault("infinity_saturated", "an infinity becomes the dtype's largest finite number",
@@ -545,7 +552,8 @@ def _mutation_lost(compiled: Callable, fires: Callable[[], bool], changed: Calla
 
 CALL_FAULTS: dict[str, CallFault] = {fault.name: fault for fault in (
     CallFault("keep_reference", "the compiled code keeps every call's inputs and outputs alive",
-              ("later-call", "grad-disabled", catalogue.TRAINING, "float32", "inference-mode"), _keep_reference),
+              ("later-call", "grad-disabled", catalogue.TRAINING, "float32", "inference-mode"), _keep_reference,
+              shows_in_values=False),
     CallFault("detach_outputs", "outputs lose their autograd history (they never require grad)",
               (catalogue.TRAINING, "later-call", "several-outputs", "float32", catalogue.INPUT_MUTATION),
               _detach_outputs),

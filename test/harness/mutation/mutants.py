@@ -241,13 +241,16 @@ def _changed(before: Any, after: Any) -> bool:
 
 
 def _gated(name: str, where: str, target: Callable, apply: faults.Apply,
-           runtime: Callable[[tuple, dict], bool] | None) -> Callable:
+           runtime: Callable[[tuple, dict], bool] | None, remembers: bool = False) -> Callable:
     """The call of ``target`` as the mutant makes it: right while the run-time condition does
     not hold, else the fault's result (computed even where the right call would raise: a
-    fault may be the very check a backend forgot)."""
+    fault may be the very check a backend forgot). A fault that ``remembers`` sees every call."""
     def mutated(args: tuple, kwargs: dict) -> Any:
         if runtime is not None and not runtime(args, kwargs):
-            return target(*args, **kwargs)
+            result = target(*args, **kwargs)
+            if remembers:
+                apply(result, args, kwargs)
+            return result
         try:
             result, raised = target(*args, **kwargs), None
         except Exception as error:  # noqa: BLE001 -- the fault decides what to do with it
@@ -280,7 +283,8 @@ def rewrite(gm: torch.fx.GraphModule, spec: MutantSpec, dynamo_features: set[str
         node = site.node
         with gm.graph.inserting_after(node):
             wrong = gm.graph.call_function(_gated(spec.name, f"{node.name} = {node.target}", node.target,
-                                                  fault.build(site), placement.runtime), (node.args, node.kwargs))
+                                                  fault.build(site), placement.runtime, fault.remembers),
+                                           (node.args, node.kwargs))
         wrong.meta.update(node.meta)
         node.replace_all_uses_with(wrong)
         gm.graph.erase_node(node)
