@@ -74,7 +74,7 @@ def tier_lines(results: RunResults) -> list[str]:
         return []
     budget = next((entry["budget_s"] for entry in chosen.values() if entry.get("budget_s")), None)
     shares = ", ".join(f"{backend} {entry['default']} of {entry['scenarios']}" for backend, entry in chosen.items())
-    return [f"default tier: the tests that catch most per second of each backend's time"
+    return ["default tier: the tests that catch most per second of each backend's time"
             + (f" within {budget:g} s" if budget else "") + f" ({shares}); --tier nightly runs them all"]
 
 

@@ -9,7 +9,6 @@ import unittest
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from harness.features import catalogue, families, recorder
 from harness.measure.counters import CompileCounterWithBackend

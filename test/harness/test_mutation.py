@@ -14,7 +14,6 @@ import sys
 import unittest
 from pathlib import Path
 
-import torch
 
 from harness.axes.backends import resolve_backend
 from harness.features import catalogue

@@ -44,8 +44,9 @@ import torch
 import torch.utils._pytree as pytree
 
 from harness.features import catalogue
+from harness.features import recorder
 from harness.features.recorder import holds
-from harness.features.views import BackwardView, CallView, GraphView, Site, graph_view, integer_values, plain_values
+from harness.features.views import BackwardView, CallView, graph_view, integer_values, plain_values
 from test.harness.mutation import faults
 
 CONTROL = "unmutated"
@@ -195,19 +196,6 @@ def place(condition: str, site_features: set[str], dynamo_features: set[str], ki
     return Placement(False)
 
 
-def _site_features(site: Site) -> set[str]:
-    return {feature.name for feature in catalogue.CATALOGUE.values()
-            if feature.site is not None and holds(feature.site, site)}
-
-
-def _dynamo_features(view: GraphView) -> set[str]:
-    found = {feature.name for feature in catalogue.CATALOGUE.values()
-             if feature.graph is not None and holds(feature.graph, view)}
-    for site in [*view.sites, view.pseudo_site()]:
-        found |= _site_features(site)
-    return found
-
-
 # -- rewriting a graph ------------------------------------------------------------------------------
 
 _FIRED: set[str] = set()  # the mutants whose rewrites changed a result since the last clear
@@ -277,7 +265,7 @@ def rewrite(gm: torch.fx.GraphModule, spec: MutantSpec, dynamo_features: set[str
     for site in view.sites:
         if not selects(spec.seed, site.name) or not holds(fault.eligible, site):
             continue
-        placement = place(spec.condition, _site_features(site), dynamo_features, kind)
+        placement = place(spec.condition, recorder.of_site(site), dynamo_features, kind)
         if not placement.possible:
             continue
         node = site.node
@@ -301,7 +289,7 @@ def observe(gm: torch.fx.GraphModule, dynamo_features: set[str], kind: str) -> N
     call, which reads the run-time condition each time the call runs and changes nothing."""
     view = graph_view(gm)
     for site in view.sites:
-        features = _site_features(site)
+        features = recorder.of_site(site)
         waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]] = []
         for fault in faults.FAULTS.values():
             if fault.graphs not in ("any", kind) or not holds(fault.eligible, site):
@@ -360,7 +348,7 @@ class Mutant:
         from torch._dynamo.backends.debugging import aot_eager, boxed_nop
 
         spec = self.spec
-        dynamo_features = _dynamo_features(graph_view(gm, example_inputs))
+        dynamo_features = recorder.of_graph(graph_view(gm, example_inputs))
         recording = spec is None and self.switch
 
         def compiler(kind: str) -> Callable:

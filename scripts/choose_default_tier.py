@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Write harness/default_tier.json: what each test of the nightly pool catches and costs, from
+which the default tier is chosen per backend (harness/testcase/default_tier.py).
+
+    python scripts/choose_default_tier.py MUTATION_SCORE_JSON [--real-runs DIR ...]
+                                          [--durations FILE] [--out FILE]
+
+* MUTATION_SCORE_JSON: scripts/mutation_score.py's report of the nightly tier: per test, the
+  mutants it killed, the features it covered and the graphs it compiled;
+* --real-runs: report dirs (or results.json[.gz]) of real backends' runs (the scoreboard's
+  snapshot by default): per problem of each run, the tests that showed it; the default tier
+  keeps one of each;
+* --durations: recorded seconds per test id (test/durations.json by default), for each
+  backend's cost.
+
+Every test of the nightly pool is named, the backend-independent ones too (they catch no
+backend's fault: nightly). Prints, per default backend, the default tier's size and
+recorded seconds against the pool's, and every problem of the real runs with the test
+that keeps it. Exit 2 with one line on a file it cannot read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.report import problems  # noqa: E402
+from harness.report.results import ResultsError, from_json, write_atomic  # noqa: E402
+from harness.testcase import default_tier  # noqa: E402
+
+SNAPSHOT = ROOT / "docs" / "scoreboard" / "2026-11-30" / "runs"
+
+
+def _fail(message: str) -> None:
+    print(f"choose_default_tier.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _family(class_name: str, backend: str) -> str:
+    return class_name[: -len(backend) - 1] if class_name.endswith("_" + backend) else class_name
+
+
+def _scenario(test_id: str, backend: str) -> str:
+    module, family, method = test_id.rsplit(".", 2)
+    return f"{module.rsplit('.', 1)[-1]}.{_family(family, backend)}.{method}"
+
+
+def _read_results(path: Path) -> Any:
+    if path.is_dir():
+        path = next((candidate for candidate in (path / "results.json", path / "results.json.gz") if candidate.exists()),
+                    path / "results.json")
+    try:
+        raw = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+        return from_json(json.loads(raw), str(path))
+    except (OSError, ValueError, ResultsError) as error:
+        _fail(f"cannot read real-backend run {path}: {error}")
+
+
+def real_problems(paths: list[Path]) -> dict[str, set[str]]:
+    """Scenario -> the problems ("<backend>: <problem signature>") real runs showed in it."""
+    shown: dict[str, set[str]] = {}
+    for path in paths:
+        results = _read_results(path)
+        for problem in problems.group(results.tests):
+            for test in problem.tests:
+                shown.setdefault(test.scenario, set()).add(f"{problem.backend}: {problem.signature[:160]}")
+    return shown
+
+
+def _pool() -> list[tuple[str, str]]:
+    """(test id, backend) of the nightly pool on the default backends, backend-independent ones too."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
+    listed = subprocess.run([sys.executable, str(ROOT / "run_tests.py"), "--list", "--tier", "nightly",
+                             "--backend", "aot_eager"], cwd=ROOT, env=environment, capture_output=True, text=True)
+    if listed.returncode:
+        _fail(f"listing the nightly tier failed: {listed.stderr.strip().splitlines()[-1:]}")
+    return [(line.strip(), "aot_eager" if "_aot_eager." in line else "-") for line in listed.stdout.splitlines()
+            if line.strip()]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="choose_default_tier.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("score", type=Path)
+    parser.add_argument("--real-runs", type=Path, nargs="*",
+                        default=[SNAPSHOT / "openvino", SNAPSHOT / "iree"])
+    parser.add_argument("--durations", type=Path, default=ROOT / "test" / "durations.json")
+    parser.add_argument("--out", type=Path, default=default_tier.DATA)
+    args = parser.parse_args(argv)
+    try:
+        score = json.loads(args.score.read_text())
+        durations = json.loads(args.durations.read_text())
+    except (OSError, ValueError) as error:
+        _fail(str(error))
+    if score.get("tier") != "nightly":
+        _fail(f"{args.score} scores the {score.get('tier')} tier: the default tier is chosen from the nightly pool")
+    measured = {_scenario(test["id"], "switch"): test for test in score["tests"]}
+    shown = real_problems(args.real_runs)
+    seconds: dict[str, dict[str, float]] = {}
+    for test_id, value in durations.items():
+        for backend in default_tier.RECORDED:
+            module, family, method = test_id.rsplit(".", 2)
+            if family.endswith("_" + backend):
+                seconds.setdefault(_scenario(test_id, backend), {})[backend] = round(float(value), 3)
+    scenarios: dict[str, Any] = {}
+    for test_id, backend in _pool():
+        scenario = _scenario(test_id, backend)
+        test = measured.get(scenario, {})
+        if backend != "-" and scenario not in measured:
+            continue  # not measured (added since): the default tier runs it until it is
+        # A test whose control did not pass killed nothing; it still covered what it covered.
+        covers = sorted(name for name in test.get("covers") or () if "@" not in name)
+        recorded = seconds.get(scenario, {})
+        if backend == "-" and scenario in seconds:
+            recorded = {name: value for name, value in seconds[scenario].items()}
+        if "aot_eager" not in recorded and test.get("seconds") is not None:
+            recorded = {**recorded, "aot_eager": test["seconds"]}
+        scenarios[scenario] = {"kills": sorted(test.get("killed", ())), "covers": covers,
+                               "shows": sorted(shown.get(scenario, ())), "graphs": test.get("graphs", 0),
+                               "seconds": recorded}
+    data = {"written": datetime.date.today().isoformat(),
+            "command": "python scripts/choose_default_tier.py " + " ".join(argv),
+            "mutation_score": {"tier": score["tier"], "kills_per_mutant": score["kills_per_mutant"],
+                               "score": {key: score["score"][key] for key in ("killed", "non_equivalent", "ratio")}},
+            "scenarios": dict(sorted(scenarios.items()))}
+    write_atomic(args.out, json.dumps(data, indent=1) + "\n")
+    default_tier.read.cache_clear()
+    entries = default_tier.read(str(args.out))
+    print(f"{len(entries)} scenarios of the nightly pool; written: {args.out}")
+    for backend in default_tier.RECORDED:
+        chosen = default_tier.choose(entries, backend)
+        total = sum(entry.cost(backend, default_tier.GRAPH_SECONDS) for entry in entries.values())
+        spent = sum(entries[name].cost(backend, default_tier.GRAPH_SECONDS) for name in chosen)
+        print(f"  {backend}: default tier {len(chosen)} scenarios, {spent:.0f} s of {total:.0f} s recorded")
+    unknown = default_tier.choose(entries, "a backend without recordings")
+    print(f"  a backend without recordings: {len(unknown)} scenarios")
+    problems_kept = sorted({problem for entry in entries.values() for problem in entry.shows})
+    print(f"{len(problems_kept)} problems of real backends, each kept by its cheapest test")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
