@@ -13,8 +13,10 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
 * --durations: recorded seconds per test id (test/durations.json by default), for each
   backend's cost.
 
-Every test of the nightly pool is named, the backend-independent ones too (they catch no
-backend's fault: nightly). Prints, per default backend, the default tier's size and
+The data names the tests the default tier may choose: those of the default tier as written
+(not the stress scenarios marked nightly, nor the generated programs past the default tier's
+count), the backend-independent ones too (they catch no backend's fault: nightly). Prints,
+per default backend, the default tier's size and
 recorded seconds against the pool's, and every problem of the real runs with the test
 that keeps it. Exit 2 with one line on a file it cannot read.
 """
@@ -25,8 +27,6 @@ import argparse
 import datetime
 import gzip
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,14 +78,17 @@ def real_problems(paths: list[Path]) -> dict[str, set[str]]:
 
 
 def _pool() -> list[tuple[str, str]]:
-    """(test id, backend) of the nightly pool on the default backends, backend-independent ones too."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
-    listed = subprocess.run([sys.executable, str(ROOT / "run_tests.py"), "--list", "--tier", "nightly",
-                             "--backend", "aot_eager"], cwd=ROOT, env=environment, capture_output=True, text=True)
-    if listed.returncode:
-        _fail(f"listing the nightly tier failed: {listed.stderr.strip().splitlines()[-1:]}")
-    return [(line.strip(), "aot_eager" if "_aot_eager." in line else "-") for line in listed.stdout.splitlines()
-            if line.strip()]
+    """(test id, backend) of the default tier as written (not the tests marked nightly), on
+    aot_eager, backend-independent ones too."""
+    from harness import settings
+    from harness.run import collection
+
+    try:
+        collected = collection.collect(settings.Settings({settings.BACKENDS: "aot_eager", settings.TIER: "default",
+                                                          settings.TIER_DATA: "none"}))
+    except collection.CollectionError as error:
+        _fail(f"collecting the default tier failed: {error}")
+    return [(test.id, test.backend) for test in collected.tests if test.tier == "default"]
 
 
 def main(argv: list[str]) -> int:
@@ -135,7 +138,7 @@ def main(argv: list[str]) -> int:
     write_atomic(args.out, json.dumps(data, indent=1) + "\n")
     default_tier.read.cache_clear()
     entries = default_tier.read(str(args.out))
-    print(f"{len(entries)} scenarios of the nightly pool; written: {args.out}")
+    print(f"{len(entries)} scenarios the default tier may choose; written: {args.out}")
     for backend in default_tier.RECORDED:
         chosen = default_tier.choose(entries, backend)
         total = sum(entry.cost(backend, default_tier.GRAPH_SECONDS) for entry in entries.values())

@@ -16,9 +16,11 @@ an operand broadcast along a middle dimension read one place along it, in every 
    stay (test/harness/mutation/worker.py), recording which mutants would rewrite one of its
    operator calls; then once per such mutant. A mutant is killed by a test when the control
    passed and the mutant's run failed, raised, timed out, passed an expected failure or
-   crashed its worker. Tests run cheapest first; once a mutant has K kills (``--kills``,
-   default 3; 0: no limit) it is not run again, so the matrix names up to K killers per
-   mutant, the cheapest, and every test that met it without killing it until then.
+   crashed its worker. The tests the default tier may choose run first, then the others,
+   each part cheapest first; once a mutant has K kills (``--kills``, default 3; 0: no limit)
+   it is not run again, so the matrix names up to K killers per mutant, the cheapest the
+   default tier may choose where there are some, and every test that met it without killing
+   it until then.
 
 The score is killed / non-equivalent, per group of conditions (shape, dtype, layout,
 values, graph, call, module) and in all. Writes mutation_score.json into --report-dir
@@ -197,15 +199,22 @@ def equivalence(workers: list[Worker], selected: list[str]) -> dict[str, str | N
 # -- the matrix -----------------------------------------------------------------------------------
 
 
-def _test_ids(tier: str, patterns: list[str]) -> list[str]:
-    command = [sys.executable, str(ROOT / "run_tests.py"), "--list", "--backend", SWITCH_SPEC, "--tier", tier]
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
-    listed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
-    if listed.returncode != 0:
-        raise RuntimeError(f"listing the tests failed: {listed.stderr.strip().splitlines()[-1:]}")
+def _collected(tier: str) -> list[Any]:
+    """The tests of a tier as written on the switch (harness.run.collection, in a child)."""
+    from harness import settings
+    from harness.run import collection
+
+    return collection.collect(settings.Settings({settings.BACKENDS: SWITCH_SPEC, settings.TIER: tier,
+                                                 settings.TIER_DATA: "none"})).tests
+
+
+def _test_ids(tier: str, patterns: list[str]) -> tuple[list[str], set[str]]:
+    """The tier's tests with a backend, and those of them the default tier may choose (not
+    marked nightly, nor generated past the default tier's count)."""
     switch = f"_{mutant_catalogue.SWITCH}."
-    ids = [line.strip() for line in listed.stdout.splitlines() if switch in line]
-    return [test for test in ids if not patterns or any(pattern in test for pattern in patterns)]
+    ids = [test.id for test in _collected(tier) if switch in test.id and test.tier in ("default", tier)]
+    candidates = {test.id for test in _collected("default") if test.tier == "default"}
+    return [test for test in ids if not patterns or any(pattern in test for pattern in patterns)], candidates
 
 
 def _durations(ids: list[str]) -> dict[str, float]:
@@ -221,9 +230,13 @@ def _durations(ids: list[str]) -> dict[str, float]:
     return {test: known.get(test, fallback) for test in ids}
 
 
-def matrix(workers: list[Worker], ids: list[str], countable: set[str], kills_wanted: int) -> dict[str, Any]:
+def matrix(workers: list[Worker], ids: list[str], candidates: set[str], countable: set[str],
+           kills_wanted: int) -> dict[str, Any]:
     durations = _durations(ids)
-    order = sorted(ids, key=lambda test: (durations[test], test))
+    # The default tier's candidates first, each part cheapest first: a mutant's first kills are
+    # by tests the default tier may choose, where there are some, and the others then run only
+    # the mutants those did not kill enough.
+    order = sorted(ids, key=lambda test: (test not in candidates, durations[test], test))
     tests: dict[str, dict[str, Any]] = {}
     kills: Counter[str] = Counter()
     lock = threading.Lock()
@@ -397,7 +410,7 @@ def main(argv: list[str]) -> int:
         print(f"mutation_score.py: error: cannot write to --report-dir {report_dir}: {error.strerror}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    ids = _test_ids(args.tier, args.patterns)
+    ids, candidates = _test_ids(args.tier, args.patterns)
     print(f"{len(args.selected)} mutants, {len(ids)} tests of the {args.tier} tier, {args.jobs} workers; "
           f"reports in {report_dir}", flush=True)
     try:
@@ -410,7 +423,7 @@ def main(argv: list[str]) -> int:
         countable = {name for name, found in differs.items() if found is not None}
         print(f"equivalence: {len(countable)} of {len(differs)} differ from the control on a probe "
               f"({time.monotonic() - started:.0f} s)", flush=True)
-        measured = matrix(workers, ids, countable, args.kills)
+        measured = matrix(workers, ids, candidates, countable, args.kills)
     finally:
         for worker in workers:
             worker.stop()
