@@ -81,8 +81,8 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
     choose.add_argument("--budget", metavar="S",
                         help="default tier: the tests that catch the most per second of the backend's time, within S "
                              "seconds of test time per backend (recorded durations; for a backend without any, aot_eager's "
-                             "plus --graph-seconds per graph compiled) (default: $DYNAMO_SUITE_BUDGET, else every test "
-                             "that adds a kill, a feature or a real backend's problem: harness/default_tier.json)")
+                             "plus --graph-seconds per graph compiled) (default: $DYNAMO_SUITE_BUDGET, else a fifth of "
+                             "what the tests harness/default_tier.json names cost the backend)")
     choose.add_argument("--tier-data", metavar="FILE",
                         help="default tier: the kill-matrix data to choose it from ('none': no choice, every scenario "
                              "not marked nightly) (default: $DYNAMO_SUITE_TIER_DATA, else harness/default_tier.json)")

@@ -7,14 +7,17 @@ scenario of the nightly pool (``module.Family.test``), the mutants it killed, th
 of the catalogue it covered (harness.features), the real backends' problems it showed, the
 graphs it compiled and its recorded seconds per backend. For a backend, the default tier is
 a greedy cover of all that: the test that adds the most new kills, conditions and problems
-per second of that backend's time first, until no test adds anything. For a backend without
+per second of that backend's time first, until no test adds anything or the next would pass
+the budget: SHARE of what the scenarios the data names cost that backend (a fifth: the tail
+of the cover adds a kill or two per minute of compiling). For a backend without
 recordings (a real backend: OpenVINO's and IREE-Turbine's problems were found so), every
 problem a real backend showed is kept in any case, by its cheapest test; for eager, aot_eager
 and inductor such a problem counts as a kill does. Every other test of the pool runs in the
 nightly tier only: none is deleted, and ``--tier nightly`` runs them all.
 
-With a budget (``--budget SECONDS``, DYNAMO_SUITE_BUDGET), the cover stops when the next
-test would pass the budget: the most kills per second for a backend that compiles slowly.
+With a budget of its own (``--budget SECONDS``, DYNAMO_SUITE_BUDGET), the cover stops at
+that many seconds instead, and keeps no problem by force: the most kills per second for a
+backend that compiles slowly.
 A backend with no recordings of its own (any but eager, aot_eager and inductor) costs, per
 test, aot_eager's seconds plus its graphs times ``--graph-seconds`` (DYNAMO_SUITE_GRAPH_SECONDS,
 default GRAPH_SECONDS).
@@ -41,6 +44,7 @@ GRAPH_SECONDS_ENV = settings.GRAPH_SECONDS
 TIER_DATA_ENV = settings.TIER_DATA
 NO_DATA = "none"
 GRAPH_SECONDS = 2.0
+SHARE = 0.2
 RECORDED = ("eager", "aot_eager", "inductor")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
 SMALLEST_COST_S = 0.05
@@ -105,13 +109,17 @@ def read(path: str) -> dict[str, Entry]:
 
 def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
            graph_seconds: float = GRAPH_SECONDS) -> list[str]:
-    """The default tier of ``backend``: scenarios in the order the cover took them."""
+    """The default tier of ``backend``: scenarios in the order the cover took them, within
+    ``budget`` seconds (None: SHARE of the scenarios' cost, real backends' problems kept)."""
     cost = {scenario: entry.cost(backend, graph_seconds) for scenario, entry in entries.items()}
     covered: set[str] = set()
     chosen: list[str] = []
     spent = 0.0
+    keep_problems = budget is None and backend not in RECORDED
+    if budget is None:
+        budget = SHARE * sum(cost.values())
     # A problem a real backend showed is kept, for a backend like those: its cheapest test, first.
-    if budget is None and backend not in RECORDED:
+    if keep_problems:
         for problem in sorted({problem for entry in entries.values() for problem in entry.shows}):
             if f"shows {problem}" in covered:
                 continue
@@ -126,7 +134,7 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
         if not left:
             return chosen
         scenario = max(left, key=lambda scenario: (len(left[scenario]) / cost[scenario], -cost[scenario], scenario))
-        if budget is not None and spent + cost[scenario] > budget:
+        if spent + cost[scenario] > budget:
             affordable = [name for name in left if spent + cost[name] <= budget]
             if not affordable:
                 return chosen
