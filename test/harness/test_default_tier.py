@@ -140,3 +140,59 @@ class RunTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ChooseScriptTests(unittest.TestCase):
+    """scripts/choose_default_tier.py: the data from a nightly kill matrix, durations and real runs."""
+
+    def setUp(self) -> None:
+        import importlib.util
+
+        path = Path(__file__).resolve().parents[2] / "scripts" / "choose_default_tier.py"
+        spec = importlib.util.spec_from_file_location("choose_default_tier", path)
+        self.script = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.script)
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.tmp = Path(directory.name)
+
+    def write(self, name: str, data) -> Path:
+        (self.tmp / name).write_text(json.dumps(data))
+        return self.tmp / name
+
+    def test_the_data_names_what_each_test_killed_covered_showed_and_costs(self):
+        from harness.report.results import RunResults, TestResult
+
+        score = self.write("score.json", {"tier": "nightly", "kills_per_mutant": 3,
+                                          "score": {"killed": 2, "non_equivalent": 3, "ratio": 2 / 3}, "tests": [
+            {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["m1", "m2"], "covers": ["nan", "nan@pointwise"],
+             "graphs": 2, "seconds": 0.5},
+            {"id": "test.dynamo.test_x.F_switch.test_b", "killed": [], "covers": [], "graphs": 1, "seconds": 0.2}]})
+        durations = self.write("durations.json", {"test.dynamo.test_x.F_inductor.test_a": 9.0,
+                                                  "test.dynamo.test_x.G.test_c": 3.0})
+        real = self.tmp / "real"
+        real.mkdir()
+        failed = TestResult(id="test.dynamo.test_x.F_openvino.test_b", scenario="test_x.F.test_b", backend="openvino",
+                            backend_spec="openvino", outcome="FAIL", reason="AssertionError: output: values differ")
+        (real / "results.json").write_text(RunResults(run={}, tests=[failed]).dumps())
+        pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager"), ("test.dynamo.test_x.F_aot_eager.test_b",
+                                                                          "aot_eager"),
+                ("test.dynamo.test_x.F_aot_eager.test_new", "aot_eager"), ("test.dynamo.test_x.G.test_c", "-")]
+        with mock.patch.object(self.script, "_pool", return_value=pool), \
+                mock.patch("sys.stdout", new_callable=lambda: __import__("io").StringIO()):
+            self.assertEqual(self.script.main([str(score), "--real-runs", str(real), "--durations", str(durations),
+                                               "--out", str(self.tmp / "tier.json")]), 0)
+        data = json.loads((self.tmp / "tier.json").read_text())["scenarios"]
+        self.assertEqual(set(data), {"test_x.F.test_a", "test_x.F.test_b", "test_x.G.test_c"})  # test_new: not measured
+        self.assertEqual(data["test_x.F.test_a"], {"kills": ["m1", "m2"], "covers": ["nan"], "shows": [], "graphs": 2,
+                                                   "seconds": {"inductor": 9.0, "aot_eager": 0.5}})
+        self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: AssertionError: output: values differ"])
+        self.assertEqual(data["test_x.G.test_c"]["seconds"], {"eager": 3.0, "aot_eager": 3.0, "inductor": 3.0})
+
+    def test_a_default_tier_score_is_refused(self):
+        score = self.write("score.json", {"tier": "default", "tests": []})
+        with mock.patch("sys.stderr", new_callable=lambda: __import__("io").StringIO()) as err, \
+                self.assertRaises(SystemExit) as exit_:
+            self.script.main([str(score)])
+        self.assertEqual(exit_.exception.code, 2)
+        self.assertIn("the default tier is chosen from the nightly pool", err.getvalue())
