@@ -2,8 +2,8 @@
 """The conditional-mutation score of a tier, per group of conditions, its survivors, and the
 kill matrix (test x mutant) as data.
 
-    python scripts/mutation_score.py [--tier nightly|default] [--kills K] [--mutants GLOB,...]
-                                     [-j N] [--report-dir DIR]
+    python scripts/mutation_score.py [--tier nightly|default [--as-backend NAME]] [--kills K]
+                                     [--mutants GLOB,...] [-k PATTERN] [-j N] [--report-dir DIR]
     python scripts/mutation_score.py --list
 
 A mutant (test/harness/mutation/mutants.py) is a fault that fires only where a condition of
@@ -72,6 +72,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="print every mutant (name, group, what it does) and exit")
     parser.add_argument("--tier", choices=("nightly", "default"), default="nightly",
                         help="the tests to score (default: nightly, the pool the default tier is chosen from)")
+    parser.add_argument("--as-backend", default="aot_eager", metavar="NAME",
+                        help="with --tier default: the default tier chosen for this backend (default: aot_eager)")
     parser.add_argument("--kills", type=int, default=3, metavar="K",
                         help="stop running a mutant once K tests killed it (0: run every test that reaches it)")
     parser.add_argument("--mutants", default="", metavar="GLOBS",
@@ -208,11 +210,17 @@ def _collected(tier: str) -> list[Any]:
                                                  settings.TIER_DATA: "none"})).tests
 
 
-def _test_ids(tier: str, patterns: list[str]) -> tuple[list[str], set[str]]:
-    """The tier's tests with a backend, and those of them the default tier may choose (not
-    marked nightly, nor generated past the default tier's count)."""
+def _test_ids(tier: str, patterns: list[str], as_backend: str) -> tuple[list[str], set[str]]:
+    """The tier's tests with a backend (the default tier: those it chooses for ``as_backend``,
+    harness/default_tier.json), and those of them the default tier may choose (not marked
+    nightly, nor generated past the default tier's count)."""
+    from harness.testcase import default_tier
+
     switch = f"_{mutant_catalogue.SWITCH}."
-    ids = [test.id for test in _collected(tier) if switch in test.id and test.tier in ("default", tier)]
+    collected = [test for test in _collected(tier) if switch in test.id and test.tier in ("default", tier)]
+    if tier == "default":
+        collected = [test for test in collected if default_tier.includes(test.scenario, as_backend)]
+    ids = [test.id for test in collected]
     candidates = {test.id for test in _collected("default") if test.tier == "default"}
     return [test for test in ids if not patterns or any(pattern in test for pattern in patterns)], candidates
 
@@ -410,7 +418,7 @@ def main(argv: list[str]) -> int:
         print(f"mutation_score.py: error: cannot write to --report-dir {report_dir}: {error.strerror}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    ids, candidates = _test_ids(args.tier, args.patterns)
+    ids, candidates = _test_ids(args.tier, args.patterns, args.as_backend)
     print(f"{len(args.selected)} mutants, {len(ids)} tests of the {args.tier} tier, {args.jobs} workers; "
           f"reports in {report_dir}", flush=True)
     try:
