@@ -108,8 +108,10 @@ class Worker:
 
     def start(self) -> None:
         environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
+        # The script chose the tests (settings.TESTS_CHOSEN): the workers run each it names.
         environment.update({"DYNAMO_SUITE_BACKENDS": SWITCH_SPEC, "DYNAMO_SUITE_TIER": self.tier,
-                            "PYTHONPATH": str(ROOT), LOG_ENV: str(self.log_dir / f"worker-{self.index}.log")})
+                            "DYNAMO_SUITE_TESTS_CHOSEN": "1", "PYTHONPATH": str(ROOT),
+                            LOG_ENV: str(self.log_dir / f"worker-{self.index}.log")})
         self.process = subprocess.Popen([sys.executable, "-m", "test.harness.mutation.worker"], cwd=ROOT,
                                         env=environment, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                         bufsize=1)
