@@ -327,15 +327,27 @@ def plain_values(tensor: Any) -> torch.Tensor | None:
     anything else (a subclass, an empty or meta tensor, not a tensor)."""
     if not isinstance(tensor, torch.Tensor) or type(tensor) not in (torch.Tensor, torch.nn.Parameter):
         return None
-    if tensor.numel() == 0 or tensor.device.type == "meta":
+    if tensor.numel() == 0 or tensor.device.type == "meta" or not _backed(tensor):
         return None
     return torch.view_as_real(tensor.detach()) if tensor.is_complex() else tensor.detach()
+
+
+def _backed(tensor: torch.Tensor) -> bool:
+    """Whether a tensor's storage holds its elements. A placeholder does not: Dynamo hands a
+    compiled graph a parameter it constructs as one whose storage has 0 bytes, filled by the
+    call; reading its values would read freed memory."""
+    try:
+        extent = tensor.storage_offset() + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+        return tensor.untyped_storage().nbytes() >= (extent + 1) * tensor.element_size()
+    except Exception:  # no storage to read (a sparse or nested layout)
+        return False
 
 
 def integer_values(tensor: torch.Tensor) -> torch.Tensor | None:
     if not isinstance(tensor, torch.Tensor) or type(tensor) not in (torch.Tensor, torch.nn.Parameter):
         return None
-    if tensor.dtype.is_floating_point or tensor.is_complex() or tensor.dtype == torch.bool or tensor.numel() == 0:
+    if tensor.dtype.is_floating_point or tensor.is_complex() or tensor.dtype == torch.bool or tensor.numel() == 0 \
+            or not _backed(tensor):
         return None
     return tensor.detach() if tensor.device.type != "meta" else None
 
