@@ -23,7 +23,7 @@ import torch
 from harness import compat
 from harness.features import catalogue, families
 from harness.features.views import (BackwardView, CallView, GraphView, Site, graph_view, integer_values, meta_of,
-                                    plain_values, value_of)
+                                    plain_values, site_of_values, value_of)
 
 VALUE_CALLS = 3
 READ_CALLS = 8
@@ -57,6 +57,17 @@ def of_graph(view: GraphView) -> set[str]:
         if site.family:
             found.update(f"{name}@{site.family}" for name in names)
     found.update(feature.name for feature in _GRAPH if holds(feature.graph, view))
+    return found
+
+
+def of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> set[str]:
+    """The features an eager call of ``target`` on these values shows: its site's, and its
+    tensors' values'."""
+    found = of_site(site_of_values(target, args, kwargs, result))
+    for value in (*args, *kwargs.values()):
+        values = plain_values(value)
+        if values is not None:
+            found.update(feature.name for feature in _VALUE if holds(feature.value, values))
     return found
 
 

@@ -150,7 +150,9 @@ def namespace_of(target: Any) -> str | None:
 class Site:
     """One operator call of a graph: what a kernel is asked to do."""
 
-    node: Any  # the torch.fx.Node (None for the graph's own inputs and outputs as one pseudo-site)
+    # the torch.fx.Node (None for the graph's own inputs and outputs as one pseudo-site; the
+    # operator for a call read off its values: site_of_values)
+    node: Any
     name: str
     family: str
     operands: list[TensorMeta]  # positional tensor arguments, each a whole operand
@@ -212,6 +214,18 @@ def site_of(node: Any) -> Site | None:
         return None  # taking one result of a multi-output call: no kernel
     return Site(node, name, family, operands, tensors, scalars, metas(value_of(node)), _dim_argument(node),
                 higher_order)
+
+
+def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
+    """The site an eager call of ``target`` on these values would be as a graph's node: the
+    same rules read an input before it is compiled (which of an op's inputs show a feature
+    its others do not)."""
+    name = target_name(target)
+    tensors = [meta for value in (*args, *kwargs.values()) for meta in metas(value)]
+    dim = kwargs.get("dim", next(iter(arg for arg in args[1:] if type(arg) is int), None))
+    return Site(target, name, families.family_of(name, namespace_of(target), False),
+                [meta for arg in args if (meta := meta_of(arg)) is not None], tensors,
+                [arg for arg in args if type(arg) in _NUMBER], metas(result), dim if type(dim) is int else None)
 
 
 def _nested(arg: Any) -> list[TensorMeta]:

@@ -17,7 +17,7 @@ How the picks were chosen, so that a backend that breaks a clause still fails th
 * then one test of every other family that a clause names (DoubleBackwardTests), and one
   of each backend-independent family (they count once, not once per backend).
 
-The run stays at most a tenth of the default run. That leaves no room for one test of every
+The run stays at most a tenth of the scenarios the default tier chooses from. That leaves no room for one test of every
 family: test_aot_autograd alone has 16 families per backend. Those whose clause another pick
 already makes observable are listed in LEFT_TO_DEFAULT, so leaving them out is a decision
 on record (the self-test fails on a family that is in neither list). The kernels only
@@ -35,7 +35,7 @@ from harness.checks.clauses import (
     EACH_OPERATOR, FUNCTIONAL_MUTATIONS, GRADIENTS, INPUTS_LEFT_ALONE, JOINT_GRADIENTS, MUTATIONS_APPLIED,
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
     STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES, COMPUTE_PROGRAMS,
-    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL,
+    STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL, REFERENCE_INPUTS, CUSTOM_OPERATORS, ERRORS_RAISED,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
@@ -113,6 +113,12 @@ PICKS = (
     Pick("test_op_sweep.OpSweepTests.test_values_int64", (VALUE_DOMAINS,)),
     Pick("test_op_sweep.OpSweepTests.test_values_int8", (VALUE_DOMAINS,)),
     Pick("test_op_sweep.OpSweepTests.test_values_complex64", (VALUE_DOMAINS,)),
+    # OpInfo's reference inputs: the cheapest group, the broadcasting pairs.
+    Pick("test_op_sweep.OpSweepTests.test_reference_broadcasting", (REFERENCE_INPUTS,)),
+    # A custom operator's write into its input, through auto_functionalized.
+    Pick("test_compile_surface.CustomOpTests.test_custom_op_writing_into_an_input",
+         (CUSTOM_OPERATORS, MUTATIONS_APPLIED)),
+    Pick("test_compile_surface.IndexErrorTests.test_indices_past_the_end_raise", (ERRORS_RAISED,)),
     # A generated compute program that wrong values, wrong gradients, perturbed reductions and
     # bfloat16 arithmetic all fail (test/proofs/test_generated_faults.py); under a second.
     Pick("test_generated_programs.GeneratedComputeTests.test_seed_0001", (COMPUTE_PROGRAMS,)),
@@ -157,6 +163,7 @@ LEFT_TO_DEFAULT = {
     f"{AOT}.RequiresGradRecompileTests": CHANGING_INPUTS,
     f"{AOT}.StorageOverlapTests": CHANGING_INPUTS,
     f"{AOT}.UnbackedShapeTests": CHANGING_INPUTS,
+    "test_compile_surface.HigherOrderOpTests": CUSTOM_OPERATORS,
     # Combinations of the clauses the picks above check one by one; 16 programs per backend.
     "test_generated_programs.GeneratedProgramTests": STRIDES_AND_ALIASING,
     # Frontend bugs, the same on every backend: expected failures, nothing about the backend.

@@ -280,15 +280,19 @@ class GradientContractTests(ContractCase):
         def fn(x, w):
             return (x.tanh() @ w).sin().sum(), (x * 2).cumsum(0).sum()
 
-        grads = []
+        calls = []
         for run in (fn, self.compile(fn)):
             torch.manual_seed(7)
             x, w = torch.randn(4, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True)
-            first, second = run(x, w)
+            calls.append(((x, w), run(x, w)))
+        # The outputs first (their requires_grad included): a backend that cannot be
+        # backpropagated through fails here as every gradient test does.
+        assert_close(self, calls[0][1], calls[1][1])
+        for _, (first, second) in calls:
             first.backward(retain_graph=True)
             (first * 0.5 + second).backward()
-            grads.append((x.grad, w.grad))
-        assert_close(self, grads[0], grads[1], what="gradients after two backward passes", scale=10)
+        assert_close(self, [x.grad for x in calls[0][0]], [x.grad for x in calls[1][0]],
+                     what="gradients after two backward passes", scale=10)
 
 
 def _uses_global_state(x):
@@ -395,7 +399,9 @@ class CallIndependenceTests(ContractCase):
         def call() -> list:
             x = torch.randn(4, 8)
             with context():
-                outputs = compiled(x, w)
+                expected, outputs = fn(x, w), compiled(x, w)
+            assert_close(self, expected, outputs)
+            del expected
             if mode == "training":
                 outputs[0].sum().backward()
             return [weakref.ref(x), *(weakref.ref(output) for output in outputs)]

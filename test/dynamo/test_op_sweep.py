@@ -19,6 +19,7 @@ from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, capabilities, device, dtypes, for_each_backend, settings, variants
 from harness.checks import value_domains
+from harness.features import catalogue
 from harness.checks.opcheck import OpCheckFailure, op_check, random_op_check
 
 SWEEP_ENV = settings.OP_SWEEP
@@ -361,7 +362,9 @@ def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> valu
 # samples, the inputs PyTorch's own tests vary one thing at a time with (every broadcasting
 # pair, strided and expanded copies, Python numbers and 0-d operands, sizes of 812 and
 # 1029x917, extremal values). Grouped by what they vary, a test per group, so that a failure
-# names the kind; in a group, each op's first REFERENCE_PER_OP inputs, compiled together and
+# names the kind; in a group, each op's first input and then each that shows its kernel a
+# feature of the catalogue the op's earlier ones did not (a broadcast along another position,
+# a stride of 0, a NaN: harness/features), REFERENCE_PER_OP at most, compiled together and
 # called once (harness/checks/value_domains.batch_check), each tensor laid out as given.
 # Inputs that vary nothing of these are the ops' own tests' business. The "scalars and
 # promotion" group adds the tensor-dtype pairs PyTorch's type promotion documents.
@@ -382,7 +385,17 @@ REFERENCE_CATEGORIES = {
     "sizes": (*POINTWISE_CATEGORIES, "reductions"),
     "values": (*POINTWISE_CATEGORIES, "reductions"),
 }
-REFERENCE_PER_OP = {"quick": 1, "full": 12}
+REFERENCE_PER_OP = {"quick": 3, "full": 12}
+# The features of the catalogue that make a further input of a group worth its call: what
+# the group varies.
+REFERENCE_FEATURES = {
+    "broadcasting": {"broadcast-first", "broadcast-middle", "broadcast-last", "broadcast-rank"},
+    "scalars and promotion": {feature.name for feature in catalogue.in_group(catalogue.DTYPE)}
+                             | {"zero-dim-operand", "scalar-operand"},
+    "layouts": {feature.name for feature in catalogue.in_group(catalogue.LAYOUT)},
+    "sizes": {"empty", "long-reduction", "large-tensor"},
+    "values": {feature.name for feature in catalogue.in_group(catalogue.VALUES)},
+}
 # Gradients where the group's kernels' backward differs from the ordinary one: a broadcast
 # operand's gradient is summed over the broadcast dimensions, a strided input's is strided.
 REFERENCE_GRADIENTS = ("broadcasting", "layouts")
@@ -434,11 +447,15 @@ def reference_calls(group: str) -> list[value_domains.Call]:
             op = _quick_op(name)
             if op is None or not op.supports_dtype(torch.float32, where):
                 continue
-            found = 0
+            found, shown = 0, set()
             for sample in _reference_inputs(op, where):
                 args, kwargs = (sample.input, *sample.args), sample.kwargs
                 if reference_group(category, args, kwargs) != group:
                     continue
+                features = _features_shown(op, args, kwargs) & REFERENCE_FEATURES[group]
+                if found and features <= shown:
+                    continue
+                shown |= features
                 calls.append(value_domains.Call(f"{op.name} (reference input {found})", op.op, args, kwargs,
                                                 every_operand=category in value_domains.OPERAND_CATEGORIES,
                                                 category=category))
@@ -448,6 +465,17 @@ def reference_calls(group: str) -> list[value_domains.Call]:
     if group == "scalars and promotion":
         calls += promotion_calls()
     return calls
+
+
+def _features_shown(op, args: tuple, kwargs: dict) -> set[str]:
+    """The catalogue's features the op's eager call on an input shows (none if it raises)."""
+    from harness.features.recorder import of_values
+
+    try:
+        with torch.no_grad():
+            return of_values(op.op, args, kwargs, op.op(*args, **kwargs))
+    except Exception:
+        return set()
 
 
 def _reference_inputs(op, where: str) -> Iterator:

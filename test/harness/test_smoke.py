@@ -194,7 +194,7 @@ class SmokeCoverageTests(unittest.TestCase):
                       "test_op_nn_functional_scaled_dot_product_attention, test_op_nn_functional_group_norm, "
                       "test_op_nn_functional_conv_transpose2d, test_op_nn_functional_batch_norm, "
                       "test_op_nn_functional_upsample_bilinear, test_subnormals_float32, test_values_int64, "
-                      "test_values_int8, test_values_complex64", lines)
+                      "test_values_int8, test_values_complex64, test_reference_broadcasting", lines)
 
     def test_headline_counts_what_is_selected(self):
         per_backend = sum(pick.per_backend for pick in smoke.PICKS)
