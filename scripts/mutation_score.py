@@ -2,7 +2,7 @@
 """The conditional-mutation score of a tier, per group of conditions, its survivors, and the
 kill matrix (test x mutant) as data.
 
-    python scripts/mutation_score.py [--tier nightly|default [--as-backend NAME]] [--kills K]
+    python scripts/mutation_score.py [--tier nightly|default [--as-backend NAME] [--tier-data FILE]] [--kills K]
                                      [--mutants GLOB,...] [-k PATTERN] [-j N] [--report-dir DIR]
     python scripts/mutation_score.py --list
 
@@ -74,6 +74,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         help="the tests to score (default: nightly, the pool the default tier is chosen from)")
     parser.add_argument("--as-backend", default="aot_eager", metavar="NAME",
                         help="with --tier default: the default tier chosen for this backend (default: aot_eager)")
+    parser.add_argument("--tier-data", type=Path, default=None, metavar="FILE",
+                        help="with --tier default: the data it is chosen from (default: harness/default_tier.json)")
     parser.add_argument("--kills", type=int, default=3, metavar="K",
                         help="stop running a mutant once K tests killed it (0: run every test that reaches it)")
     parser.add_argument("--mutants", default="", metavar="GLOBS",
@@ -84,6 +86,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--report-dir", type=Path, default=ROOT / "reports" / "mutation",
                         help="where mutation_score.json goes (default: reports/mutation)")
     args = parser.parse_args(argv)
+    if args.tier_data is not None and not args.tier_data.is_file():
+        parser.error(f"--tier-data: no file {args.tier_data}")
     if args.kills < 0 or args.jobs < 1:
         parser.error("--kills must be 0 or more and -j 1 or more")
     globs = [glob.strip() for glob in args.mutants.split(",") if glob.strip()]
@@ -212,16 +216,21 @@ def _collected(tier: str) -> list[Any]:
                                                  settings.TIER_DATA: "none"})).tests
 
 
-def _test_ids(tier: str, patterns: list[str], as_backend: str) -> tuple[list[str], set[str]]:
-    """The tier's tests with a backend (the default tier: those it chooses for ``as_backend``,
-    harness/default_tier.json), and those of them the default tier may choose (not marked
-    nightly, nor generated past the default tier's count)."""
+def _test_ids(tier: str, patterns: list[str], as_backend: str,
+              tier_data: Path | None = None) -> tuple[list[str], set[str]]:
+    """The tier's tests with a backend (the default tier: those it chooses for ``as_backend``
+    from ``tier_data``, harness/default_tier.json by default), and those of them the default
+    tier may choose (not marked nightly, nor generated past the default tier's count)."""
     from harness.testcase import default_tier
 
     switch = f"_{mutant_catalogue.SWITCH}."
     collected = [test for test in _collected(tier) if switch in test.id and test.tier in ("default", tier)]
     if tier == "default":
-        collected = [test for test in collected if default_tier.includes(test.scenario, as_backend)]
+        # Read from the file itself: the self-tests' package, imported with the mutants, takes
+        # no tier data for every run of theirs (test/harness/__init__.py).
+        entries = default_tier.read(str(tier_data or default_tier.DATA))
+        chosen = set(default_tier.choose(entries, as_backend))
+        collected = [test for test in collected if test.scenario not in entries or test.scenario in chosen]
     ids = [test.id for test in collected]
     candidates = {test.id for test in _collected("default") if test.tier == "default"}
     return [test for test in ids if not patterns or any(pattern in test for pattern in patterns)], candidates
@@ -420,7 +429,11 @@ def main(argv: list[str]) -> int:
         print(f"mutation_score.py: error: cannot write to --report-dir {report_dir}: {error.strerror}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    ids, candidates = _test_ids(args.tier, args.patterns, args.as_backend)
+    try:
+        ids, candidates = _test_ids(args.tier, args.patterns, args.as_backend, args.tier_data)
+    except ValueError as error:  # default_tier.TierDataError: a file that is no tier data
+        print(f"mutation_score.py: error: {error}", file=sys.stderr)
+        return 2
     print(f"{len(args.selected)} mutants, {len(ids)} tests of the {args.tier} tier, {args.jobs} workers; "
           f"reports in {report_dir}", flush=True)
     try:
