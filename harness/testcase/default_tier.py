@@ -30,6 +30,7 @@ Imports no torch.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 from dataclasses import dataclass
@@ -45,6 +46,11 @@ TIER_DATA_ENV = settings.TIER_DATA
 NO_DATA = "none"
 GRAPH_SECONDS = 2.0
 SHARE = 0.2
+# How many tests of the tier must show each kill and feature before another one showing it
+# adds nothing: a second test that kills a mutant meets its condition another way (other ops,
+# other values), which is what catches a fault no mutant is. Within the same budget, 2 takes
+# more of the cheap tests: aot_eager 119 scenarios instead of 87 in the same 54 s.
+REDUNDANCY = 2
 RECORDED = ("eager", "aot_eager", "inductor")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
 SMALLEST_COST_S = 0.05
@@ -112,36 +118,35 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     """The default tier of ``backend``: scenarios in the order the cover took them, within
     ``budget`` seconds (None: SHARE of the scenarios' cost, real backends' problems kept)."""
     cost = {scenario: entry.cost(backend, graph_seconds) for scenario, entry in entries.items()}
-    covered: set[str] = set()
+    shown: collections.Counter[str] = collections.Counter()  # element -> chosen tests showing it
     chosen: list[str] = []
     spent = 0.0
     keep_problems = budget is None and backend not in RECORDED
     if budget is None:
         budget = SHARE * sum(cost.values())
+
+    def take(scenario: str) -> None:
+        nonlocal spent
+        chosen.append(scenario)
+        shown.update(entries[scenario].elements())
+        spent += cost[scenario]
+
     # A problem a real backend showed is kept, for a backend like those: its cheapest test, first.
     if keep_problems:
         for problem in sorted({problem for entry in entries.values() for problem in entry.shows}):
-            if f"shows {problem}" in covered:
-                continue
-            scenario = min((scenario for scenario, entry in entries.items() if problem in entry.shows),
-                           key=lambda scenario: (cost[scenario], scenario))
-            chosen.append(scenario)
-            covered |= entries[scenario].elements()
-            spent += cost[scenario]
-    left = {scenario: entry.elements() - covered for scenario, entry in entries.items() if scenario not in chosen}
+            if not shown[f"shows {problem}"]:
+                take(min((scenario for scenario, entry in entries.items() if problem in entry.shows),
+                         key=lambda scenario: (cost[scenario], scenario)))
+    left = {scenario for scenario in entries if scenario not in chosen}
     while True:
-        left = {scenario: elements - covered for scenario, elements in left.items() if elements - covered}
-        if not left:
+        adds = {scenario: sum(shown[element] < REDUNDANCY for element in entries[scenario].elements())
+                for scenario in left}
+        affordable = [scenario for scenario in left if adds[scenario] and spent + cost[scenario] <= budget]
+        if not affordable:
             return chosen
-        scenario = max(left, key=lambda scenario: (len(left[scenario]) / cost[scenario], -cost[scenario], scenario))
-        if spent + cost[scenario] > budget:
-            affordable = [name for name in left if spent + cost[name] <= budget]
-            if not affordable:
-                return chosen
-            scenario = max(affordable, key=lambda name: (len(left[name]) / cost[name], -cost[name], name))
-        chosen.append(scenario)
-        covered |= left.pop(scenario)
-        spent += cost[scenario]
+        scenario = max(affordable, key=lambda name: (adds[name] / cost[name], -cost[name], name))
+        left.discard(scenario)
+        take(scenario)
 
 
 def _budget_setting() -> tuple[float | None, float]:

@@ -47,6 +47,19 @@ def entries() -> dict[str, default_tier.Entry]:
 
 
 class ChooseTests(unittest.TestCase):
+    def setUp(self):
+        # The cover's own rules, each element wanted once; redundancy has a test of its own.
+        patcher = mock.patch.object(default_tier, "REDUNDANCY", 1)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_redundancy_takes_a_second_test_of_each_kill_and_feature(self):
+        with mock.patch.object(default_tier, "REDUNDANCY", 2):
+            chosen = default_tier.choose(entries(), "aot_eager", budget=1e9)
+        # It shows m1 and nan, as the cheap test does: a second way to meet them.
+        self.assertIn("test_x.F.test_nothing_new", chosen)
+        self.assertNotIn("test_x.F.test_nothing_new", default_tier.choose(entries(), "aot_eager", budget=1e9))
+
     def test_the_most_new_kills_and_features_per_second_first_until_nothing_is_new(self):
         chosen = default_tier.choose(entries(), "aot_eager", budget=1e9)
         self.assertEqual(set(chosen), {"test_x.F.test_shows", "test_x.F.test_cheap", "test_x.F.test_layout",
@@ -91,9 +104,9 @@ class RunTests(unittest.TestCase):
         self.addCleanup(directory.cleanup)
         path = Path(directory.name) / "tier.json"
         path.write_text(json.dumps({"scenarios": SCENARIOS}))
-        patch = mock.patch.object(default_tier, "DATA", path)
-        patch.start()
-        self.addCleanup(patch.stop)
+        for patch in (mock.patch.object(default_tier, "DATA", path), mock.patch.object(default_tier, "REDUNDANCY", 1)):
+            patch.start()
+            self.addCleanup(patch.stop)
 
     def info(self, name: str, backend: str = "aot_eager") -> TestInfo:
         return TestInfo(id=f"test.dynamo.test_x.F_{backend}.{name}", nodeid=name, scenario=f"test_x.F.{name}",
