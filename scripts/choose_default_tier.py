@@ -67,13 +67,14 @@ def _read_results(path: Path) -> Any:
 
 
 def real_problems(paths: list[Path]) -> dict[str, set[str]]:
-    """Scenario -> the problems ("<backend>: <problem signature>") real runs showed in it."""
+    """Scenario -> the problems ("<backend>: <stage>: <problem signature>") real runs showed in
+    it: a problem as a report counts it (one error in capture and in the check are two)."""
     shown: dict[str, set[str]] = {}
     for path in paths:
         results = _read_results(path)
         for problem in problems.group(results.tests):
             for test in problem.tests:
-                shown.setdefault(test.scenario, set()).add(f"{problem.backend}: {problem.signature[:160]}")
+                shown.setdefault(test.scenario, set()).add(f"{problem.backend}: {problem.stage}: {problem.signature[:160]}")
     return shown
 
 

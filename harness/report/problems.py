@@ -63,6 +63,11 @@ _NORMALIZE = [
     (re.compile(r"\s+(?=[:,)])"), ""),
 ]
 _WHERE_LINE = re.compile(r":\d+\)$")
+# A module inductor (or another compiler) generated, named by its hash under a cache directory:
+# the same code in another run, or under another cache, has another path.
+_GENERATED_MODULE = re.compile(r"[^\s(]*/\w{2}/\w{40,}\.py")
+# A reason cut at its length ends in a fragment whose length follows the numbers before it.
+_CUT_OFF = re.compile(r"(;[^;]*|\S*)…$")
 _BACKEND_STAGES = (BACKEND_COMPILE, BACKEND_RUN, CHECK)
 # Where a message's detail starts: what follows names this test's operator, operands or node,
 # or is a hint torch appends to every such error.
@@ -73,7 +78,7 @@ _DETAIL = re.compile(r"\s*(\bFound in\b|\bWhile executing\b|\(while checking arg
 
 def signature(reason: str) -> str:
     """The reason without what varies from one scenario to the next."""
-    text = _DETAIL.sub("", _OPERANDS.sub(r"\1", _WRAPPED.sub("", reason.strip())))
+    text = _DETAIL.sub("", _OPERANDS.sub(r"\1", _WRAPPED.sub("", _CUT_OFF.sub("", reason.strip()))))
     for pattern, replacement in _NORMALIZE:
         text = pattern.sub(replacement, text)
     return text.strip()
@@ -82,7 +87,8 @@ def signature(reason: str) -> str:
 def key(test: TestResult, by_stage: bool = True) -> tuple[str, str, str, str, str]:
     """``by_stage=False`` leaves the stage out: to compare with results recorded before
     stages were (harness.report.baseline)."""
-    where = _WHERE_LINE.sub(")", test.where or "") if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else ""
+    where = (_GENERATED_MODULE.sub("<generated module>", _WHERE_LINE.sub(")", test.where or ""))
+             if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else "")
     stage = (test.stage or "") if by_stage else ""
     return test.column, test.outcome, stage, breach(test) or signature(test.reason), where
 

@@ -186,7 +186,8 @@ class ChooseScriptTests(unittest.TestCase):
         real = self.tmp / "real"
         real.mkdir()
         failed = TestResult(id="test.dynamo.test_x.F_openvino.test_b", scenario="test_x.F.test_b", backend="openvino",
-                            backend_spec="openvino", outcome="FAIL", reason="AssertionError: output: values differ")
+                            backend_spec="openvino", outcome="FAIL", reason="AssertionError: output: values differ",
+                            stage="check")
         (real / "results.json").write_text(RunResults(run={}, tests=[failed]).dumps())
         pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager"), ("test.dynamo.test_x.F_aot_eager.test_b",
                                                                           "aot_eager"),
@@ -199,7 +200,7 @@ class ChooseScriptTests(unittest.TestCase):
         self.assertEqual(set(data), {"test_x.F.test_a", "test_x.F.test_b", "test_x.G.test_c"})  # test_new: not measured
         self.assertEqual(data["test_x.F.test_a"], {"kills": ["m1", "m2"], "covers": ["nan"], "shows": [], "graphs": 2,
                                                    "seconds": {"inductor": 9.0, "aot_eager": 0.5}})
-        self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: AssertionError: output: values differ"])
+        self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: check: AssertionError: output: values differ"])
         self.assertEqual(data["test_x.G.test_c"]["seconds"], {"eager": 3.0, "aot_eager": 3.0, "inductor": 3.0})
 
     def test_a_default_tier_score_is_refused(self):

@@ -34,6 +34,18 @@ class SignatureTests(unittest.TestCase):
         self.assertEqual(problems.signature("worker gw3 died: SIGSEGV at 0x7f00 after 1.5 s"),
                          "worker gw# died: SIGSEGV at # after # s")
 
+    def test_a_reason_cut_at_its_length_is_one_signature_whatever_its_numbers_took(self):
+        # OpenVINO, two runs: "s7" and "s96" before the cut left a clause cut one letter apart.
+        cut = {problems.signature(f"OpCheckFailure: conv2d raised for symbol {symbol}; einsum differs; "
+                                  f"{'nn.functional'[:length]}…") for symbol, length in (("s7", 8), ("s96", 7))}
+        self.assertEqual(cut, {"OpCheckFailure: conv2d raised for symbol s#; einsum differs"})
+
+    def test_generated_modules_are_one_place_under_any_cache(self):
+        keys = {problems.key(failure("test_a", "TypeError: expected Tensor()", "ERROR",
+                                     where=f"call ({cache}/{hash_[:2]}/c{hash_}.py:402)"))
+                for cache, hash_ in (("/tmp/torchinductor_root", "i" * 50), ("/home/me/.cache/ind", "p" * 50))}
+        self.assertEqual(len(keys), 1, keys)
+
     def test_names_torch_generates_are_left_out(self):
         # Seen on real backends (torch 2.13.0): one cause, as many reasons as symbols or shapes.
         symbols = {problems.signature(f"AssertionError: sources must not be empty for symbol s{n}") for n in (7, 57, 99)}
