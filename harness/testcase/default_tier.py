@@ -122,6 +122,7 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     chosen: list[str] = []
     spent = 0.0
     keep_problems = budget is None and backend not in RECORDED
+    complete = budget is None
     if budget is None:
         budget = SHARE * sum(cost.values())
 
@@ -143,10 +144,19 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
                 for scenario in left}
         affordable = [scenario for scenario in left if adds[scenario] and spent + cost[scenario] <= budget]
         if not affordable:
-            return chosen
+            break
         scenario = max(affordable, key=lambda name: (adds[name] / cost[name], -cost[name], name))
         left.discard(scenario)
         take(scenario)
+    # Past the budget, a condition only tests the cover left out meet: its cheapest test (a
+    # run that meets no index past the end cannot see validation lost). --budget keeps to itself.
+    if complete:
+        for feature in sorted({feature for entry in entries.values() for feature in entry.covers} - {
+                feature for scenario in chosen for feature in entries[scenario].covers}):
+            if not shown[f"covers {feature}"]:
+                take(min((scenario for scenario in left if feature in entries[scenario].covers),
+                         key=lambda scenario: (cost[scenario], scenario)))
+    return chosen
 
 
 def _budget_setting() -> tuple[float | None, float]:

@@ -76,6 +76,19 @@ class ChooseTests(unittest.TestCase):
         # aot_eager: 36.5 s in all, so 7.3 s: the cheap test and the layout test, not the 10 s one.
         self.assertEqual(default_tier.choose(entries(), "aot_eager"), ["test_x.F.test_cheap", "test_x.F.test_layout"])
 
+    def test_past_the_budget_a_condition_the_cover_left_out_gets_its_cheapest_test(self):
+        scenarios = {**entries(), "test_x.F.test_rare": default_tier.read(self._rare())["test_x.F.test_rare"]}
+        self.assertIn("test_x.F.test_rare", default_tier.choose(scenarios, "aot_eager"))
+        # --budget keeps to itself.
+        self.assertNotIn("test_x.F.test_rare", default_tier.choose(scenarios, "aot_eager", budget=2.0))
+
+    def _rare(self) -> str:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        path = Path(directory.name) / "rare.json"
+        path.write_text(json.dumps({"scenarios": {"test_x.F.test_rare": entry([], ["hooks"], aot_eager=50.0)}}))
+        return str(path)
+
     def test_each_backend_by_its_own_costs(self):
         # On inductor the layout test is 30 s: still the only one covering channels-last.
         self.assertIn("test_x.F.test_layout", default_tier.choose(entries(), "inductor", budget=1e9))
