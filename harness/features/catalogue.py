@@ -139,8 +139,8 @@ def _promotes(site: Any) -> bool:
 
 def _reads(site: Any) -> list[Any]:
     """The tensors a kernel reads where a layout matters: not those of view operators, which
-    read no memory."""
-    return [] if site.is_view or site.node is None else site.tensors
+    read no memory, nor the graph's own inputs and outputs (its pseudo-site has no family)."""
+    return [] if site.is_view or not site.family else site.tensors
 
 
 def _dtype(*names: str) -> Callable[[Any], bool]:

@@ -150,9 +150,7 @@ def namespace_of(target: Any) -> str | None:
 class Site:
     """One operator call of a graph: what a kernel is asked to do."""
 
-    # the torch.fx.Node (None for the graph's own inputs and outputs as one pseudo-site; the
-    # operator for a call read off its values: site_of_values)
-    node: Any
+    node: Any  # the torch.fx.Node (None for a pseudo-site, and for a call read off its values)
     name: str
     family: str
     operands: list[TensorMeta]  # positional tensor arguments, each a whole operand
@@ -223,7 +221,7 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
     name = target_name(target)
     tensors = [meta for value in (*args, *kwargs.values()) for meta in metas(value)]
     dim = kwargs.get("dim", next(iter(arg for arg in args[1:] if type(arg) is int), None))
-    return Site(target, name, families.family_of(name, namespace_of(target), False),
+    return Site(None, name, families.family_of(name, namespace_of(target), False),
                 [meta for arg in args if (meta := meta_of(arg)) is not None], tensors,
                 [arg for arg in args if type(arg) in _NUMBER], metas(result), dim if type(dim) is int else None)
 
