@@ -6,7 +6,8 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
                                           [--durations FILE] [--out FILE]
 
 * MUTATION_SCORE_JSON: scripts/mutation_score.py's report of the nightly tier: per test, the
-  mutants it killed, the features it covered and the graphs it compiled;
+  mutants it killed, the features it covered, the ATen operators it called and the conditions
+  each met, and the graphs it compiled;
 * --real-runs: report dirs (or results.json[.gz]) of real backends' runs (the scoreboard's
   snapshot by default): per problem of each run, the tests that showed it; the default tier
   keeps one of each;
@@ -128,6 +129,7 @@ def main(argv: list[str]) -> int:
         if "aot_eager" not in recorded and test.get("seconds") is not None:
             recorded = {**recorded, "aot_eager": test["seconds"]}
         scenarios[scenario] = {"kills": sorted(test.get("killed", ())), "covers": covers,
+                               "kernels": sorted(test.get("kernels") or ()),
                                "shows": sorted(shown.get(scenario, ())), "graphs": test.get("graphs", 0),
                                "seconds": recorded}
     data = {"written": datetime.date.today().isoformat(),
@@ -139,11 +141,16 @@ def main(argv: list[str]) -> int:
     default_tier.read.cache_clear()
     entries = default_tier.read(str(args.out))
     print(f"{len(entries)} scenarios the default tier may choose; written: {args.out}")
+    kills = {name for entry in entries.values() for name in entry.kills}
+    kernels = {name for entry in entries.values() for name in entry.kernels}
     for backend in default_tier.RECORDED:
         chosen = default_tier.choose(entries, backend)
         total = sum(entry.cost(backend, default_tier.GRAPH_SECONDS) for entry in entries.values())
         spent = sum(entries[name].cost(backend, default_tier.GRAPH_SECONDS) for name in chosen)
-        print(f"  {backend}: default tier {len(chosen)} scenarios, {spent:.0f} s of {total:.0f} s recorded")
+        killed = {name for scenario in chosen for name in entries[scenario].kills}
+        met = {name for scenario in chosen for name in entries[scenario].kernels}
+        print(f"  {backend}: default tier {len(chosen)} scenarios, {spent:.0f} s of {total:.0f} s recorded; "
+              f"{len(killed)} of {len(kills)} mutants killed, {len(met)} of {len(kernels)} kernel conditions met")
     unknown = default_tier.choose(entries, "a backend without recordings")
     print(f"  a backend without recordings: {len(unknown)} scenarios")
     problems_kept = sorted({problem for entry in entries.values() for problem in entry.shows})

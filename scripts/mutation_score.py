@@ -25,10 +25,11 @@ an operand broadcast along a middle dimension read one place along it, in every 
 The score is killed / non-equivalent, per group of conditions (shape, dtype, layout,
 values, graph, call, module) and in all. Writes mutation_score.json into --report-dir
 (default reports/mutation): every mutant (equivalent or not, killers, the tests in which it
-fired and survived), every test (control outcome, seconds, what it covered, what it
-killed), and the matrix; test/default_tier.json is chosen from it
-(scripts/choose_default_tier.py). Exit 0: it is a measurement; 2 with one line: a bad
-argument or an unwritable report directory; 1: no worker could start.
+fired and survived), every test (control outcome, seconds, what it covered, the ATen
+operators it called and the conditions each met, what it killed), and the matrix;
+harness/default_tier.json is chosen from it (scripts/choose_default_tier.py). Exit 0: it is
+a measurement; 2 with one line: a bad argument or an unwritable report directory; 1: no
+worker could start.
 """
 
 from __future__ import annotations
@@ -277,11 +278,13 @@ def matrix(workers: list[Worker], ids: list[str], candidates: set[str], countabl
         control = worker.read()
         if control is None:
             worker.start()
-            tests[test] = {"control": "crash", "seconds": None, "covers": None, "graphs": 0, "reached": [], "killed": [],
+            tests[test] = {"control": "crash", "seconds": None, "covers": None, "kernels": [], "graphs": 0,
+                           "reached": [], "killed": [],
                            "survived": [], "not_fired": []}
             return
         entry = {"control": control["control"], "reason": control["reason"], "seconds": control["seconds"],
-                 "covers": control["covers"], "graphs": control["graphs"], "reached": [name for name in control["reached"] if name in countable],
+                 "covers": control["covers"], "kernels": control.get("kernels", []), "graphs": control["graphs"],
+                 "reached": [name for name in control["reached"] if name in countable],
                  "killed": [], "survived": [], "not_fired": []}
         tests[test] = entry
         with lock:

@@ -4,7 +4,8 @@ backends showed in it, and what each test costs on the backend under test.
 
 ``harness/default_tier.json`` (scripts/choose_default_tier.py writes it) holds, per
 scenario of the nightly pool (``module.Family.test``), the mutants it killed, the features
-of the catalogue it covered (harness.features), the real backends' problems it showed, the
+of the catalogue it covered (harness.features), the ATen operators its graphs called and the
+conditions each met (``where: zero-dim-operand``), the real backends' problems it showed, the
 graphs it compiled and its recorded seconds per backend. For a backend, the default tier is
 a greedy cover of all that: the test that adds the most new kills, conditions and problems
 per second of that backend's time first, until no test adds anything or the next would pass
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import heapq
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,14 @@ SHARE = 0.2
 # other values), which is what catches a fault no mutant is. Within the same budget, 2 takes
 # more of the cheap tests: aot_eager 119 scenarios instead of 87 in the same 54 s.
 REDUNDANCY = 2
+# A kernel's condition (an ATen operator under one condition of the catalogue) is met by one
+# test of the tier, and weighs less than a kill: there are some 20 of them per test, and a
+# mutant is a fault shown to be caught. Real backend bugs are one kernel's under one condition
+# (``where`` widening with a 0-d operand, ``addmm`` dropping its bias under inference mode):
+# a mutant that fires in every kernel under a condition is killed by a test that meets the
+# condition in any kernel, and the tier kept no test reaching those two.
+KERNEL = "kernel "
+KERNEL_WEIGHT = 0.25
 RECORDED = ("eager", "aot_eager", "inductor")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
 SMALLEST_COST_S = 0.05
@@ -65,10 +75,11 @@ class Entry:
     shows: frozenset[str]  # "<backend>: <problem>", a real backend's problem this test showed
     graphs: int
     seconds: dict[str, float]  # per recorded backend
+    kernels: frozenset[str] = frozenset()  # "<operator>: <condition>" and "<operator>" its graphs met
 
     def elements(self) -> set[str]:
         return {*(f"kill {name}" for name in self.kills), *(f"covers {name}" for name in self.covers),
-                *(f"shows {name}" for name in self.shows)}
+                *(f"shows {name}" for name in self.shows), *(f"{KERNEL}{name}" for name in self.kernels)}
 
     def cost(self, backend: str, graph_seconds: float) -> float:
         if backend in self.seconds:
@@ -106,7 +117,8 @@ def read(path: str) -> dict[str, Entry]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return {scenario: Entry(frozenset(entry.get("kills", ())), frozenset(entry.get("covers", ())),
                                 frozenset(entry.get("shows", ())), int(entry.get("graphs", 0)),
-                                {key: float(value) for key, value in entry.get("seconds", {}).items()})
+                                {key: float(value) for key, value in entry.get("seconds", {}).items()},
+                                frozenset(entry.get("kernels", ())))
                 for scenario, entry in data["scenarios"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise TierDataError(f"{path}: not a default-tier file ({error}); rewrite it with "
@@ -139,13 +151,27 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
                 take(min((scenario for scenario, entry in entries.items() if problem in entry.shows),
                          key=lambda scenario: (cost[scenario], scenario)))
     left = {scenario for scenario in entries if scenario not in chosen}
-    while True:
-        adds = {scenario: sum(shown[element] < REDUNDANCY for element in entries[scenario].elements())
-                for scenario in left}
-        affordable = [scenario for scenario in left if adds[scenario] and spent + cost[scenario] <= budget]
-        if not affordable:
-            break
-        scenario = max(affordable, key=lambda name: (adds[name] / cost[name], -cost[name], name))
+    weighed = {scenario: [(element, KERNEL_WEIGHT, 1) if element.startswith(KERNEL) else (element, 1.0, REDUNDANCY)
+                          for element in entries[scenario].elements()] for scenario in left}
+
+    def adds(scenario: str) -> float:
+        return sum(weight for element, weight, wanted in weighed[scenario] if shown[element] < wanted)
+
+    # Greedy, lazily: what a test adds only shrinks as others are taken, so a test whose
+    # fresh ratio still beats every other's last one is the best (ties: the cheaper, then
+    # the later name, as a full pass would take them).
+    rank = {scenario: index for index, scenario in enumerate(sorted(left))}
+    queue = [(-adds(scenario) / cost[scenario], cost[scenario], -rank[scenario], scenario) for scenario in left]
+    heapq.heapify(queue)
+    while queue:
+        _, price, order, scenario = heapq.heappop(queue)
+        gain = adds(scenario)
+        if not gain or spent + price > budget:
+            continue  # it will add nothing, or fit, later either
+        fresh = (-gain / price, price, order, scenario)
+        if queue and fresh > queue[0]:
+            heapq.heappush(queue, fresh)
+            continue
         left.discard(scenario)
         take(scenario)
     # Past the budget, a condition only tests the cover left out meet: its cheapest test (a
@@ -200,7 +226,8 @@ def why(scenario: str, backend: str) -> str:
         return ""
     if budget is not None:
         return f"past the budget of {budget:g} s"
-    return (f"what it catches ({len(entry.kills)} mutants killed, {len(entry.covers)} features covered) other tests "
+    return (f"what it catches ({len(entry.kills)} mutants killed, {len(entry.covers)} features covered, "
+            f"{len(entry.kernels)} kernel conditions met) other tests "
             f"of the default tier catch for less")
 
 

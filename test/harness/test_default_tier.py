@@ -21,8 +21,9 @@ from harness.testcase import default_tier
 TIME_BUDGET_S = 10
 
 
-def entry(kills=(), covers=(), shows=(), graphs=1, **seconds) -> dict:
-    return {"kills": list(kills), "covers": list(covers), "shows": list(shows), "graphs": graphs, "seconds": seconds}
+def entry(kills=(), covers=(), shows=(), graphs=1, kernels=(), **seconds) -> dict:
+    return {"kills": list(kills), "covers": list(covers), "shows": list(shows), "graphs": graphs, "seconds": seconds,
+            "kernels": list(kernels)}
 
 
 SCENARIOS = {
@@ -67,6 +68,22 @@ class ChooseTests(unittest.TestCase):
         self.assertLess(chosen.index("test_x.F.test_cheap"), chosen.index("test_x.F.test_costly"))
         # A real backend's problem counts as a kill: costly, it comes last here.
         self.assertEqual(chosen[-1], "test_x.F.test_shows")
+
+    def test_a_kernel_s_condition_no_chosen_test_meets_tells_two_tests_apart_once(self):
+        # The same kill for the same time: only the conditions its kernels met tell them apart.
+        kernels = ["where: zero-dim-operand", "addmm: inference-mode", "where", "addmm"]
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"scenarios": {
+                "test_x.F.test_plain": entry(["k1"], aot_eager=1.0),
+                "test_x.F.test_kernels": entry(["k1"], kernels=kernels, aot_eager=1.0),
+                "test_x.F.test_same_kernels": entry(kernels=kernels, aot_eager=1.0)}}))
+            scenarios = default_tier.read(str(path))
+        self.assertEqual(default_tier.choose(scenarios, "aot_eager", budget=1e9), ["test_x.F.test_kernels"])
+        # A kill is wanted from two tests; a kernel's condition from one.
+        with mock.patch.object(default_tier, "REDUNDANCY", 2):
+            self.assertEqual(default_tier.choose(scenarios, "aot_eager", budget=1e9),
+                             ["test_x.F.test_kernels", "test_x.F.test_plain"])
 
     def test_a_real_backend_s_problem_is_kept_first_for_a_backend_without_recordings(self):
         chosen = default_tier.choose(entries(), "openvino")
@@ -192,7 +209,7 @@ class ChooseScriptTests(unittest.TestCase):
         score = self.write("score.json", {"tier": "nightly", "kills_per_mutant": 3,
                                           "score": {"killed": 2, "non_equivalent": 3, "ratio": 2 / 3}, "tests": [
             {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["m1", "m2"], "covers": ["nan", "nan@pointwise"],
-             "graphs": 2, "seconds": 0.5},
+             "kernels": ["where: nan", "where"], "graphs": 2, "seconds": 0.5},
             {"id": "test.dynamo.test_x.F_switch.test_b", "killed": [], "covers": [], "graphs": 1, "seconds": 0.2}]})
         durations = self.write("durations.json", {"test.dynamo.test_x.F_inductor.test_a": 9.0,
                                                   "test.dynamo.test_x.G.test_c": 3.0})
@@ -211,7 +228,8 @@ class ChooseScriptTests(unittest.TestCase):
                                                "--out", str(self.tmp / "tier.json")]), 0)
         data = json.loads((self.tmp / "tier.json").read_text())["scenarios"]
         self.assertEqual(set(data), {"test_x.F.test_a", "test_x.F.test_b", "test_x.G.test_c"})  # test_new: not measured
-        self.assertEqual(data["test_x.F.test_a"], {"kills": ["m1", "m2"], "covers": ["nan"], "shows": [], "graphs": 2,
+        self.assertEqual(data["test_x.F.test_a"], {"kills": ["m1", "m2"], "covers": ["nan"],
+                                                   "kernels": ["where", "where: nan"], "shows": [], "graphs": 2,
                                                    "seconds": {"inductor": 9.0, "aot_eager": 0.5}})
         self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: check: AssertionError: output: values differ"])
         self.assertEqual(data["test_x.G.test_c"]["seconds"], {"eager": 3.0, "aot_eager": 3.0, "inductor": 3.0})

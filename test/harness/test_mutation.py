@@ -98,6 +98,21 @@ class ControlTests(unittest.TestCase):
         self.assertNotIn("nan_skipped__nan__s0", reached)  # no NaN, no reduction
         self.assertEqual(mutants.fired(), set())
 
+    def test_the_control_records_each_kernel_under_the_conditions_its_calls_met(self):
+        for probe, met, not_met in (
+                ("broadcast_middle", {"where", "where: broadcast-middle", "add: float32", "mul: later-call"},
+                 {"add: broadcast-first", "where: nan"}),
+                ("zero_dim", {"mul: zero-dim-operand", "add: mixed-dtypes"}, {"sum: zero-dim-operand"}),
+                ("nan", {"sum: nan", "amax: nan"}, {"sum: infinity"}),
+                ("training", {"mm: backward", "tanh_backward: backward", "mm: float32"}, set())):
+            with self.subTest(probe=probe):
+                mutants.start_test()
+                mutants.use(None)
+                probes.run(PROBES[probe], mutants.mutant(mutants.SWITCH))
+                kernels = mutants.kernels_met()
+                self.assertLessEqual(met, kernels)
+                self.assertFalse(not_met & kernels, sorted(kernels))
+
 
 class FaultTests(unittest.TestCase):
     def test_each_fault_changes_what_its_probe_computes(self):

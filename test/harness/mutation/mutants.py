@@ -200,6 +200,16 @@ def place(condition: str, site_features: set[str], dynamo_features: set[str], ki
 
 _FIRED: set[str] = set()  # the mutants whose rewrites changed a result since the last clear
 _REACHED: set[str] = set()  # the mutants that would have rewritten a call of the control's graphs
+# "<operator>: <condition>" for each condition an ATen operator of the control's graphs met
+# (and "<operator>" alone): a real bug is one kernel's, under one condition (``where`` with a
+# 0-d operand, ``addmm`` under inference mode), which a mutant firing in every kernel under
+# that condition does not tell apart; the default tier covers these pairs too.
+_KERNELS: set[str] = set()
+# The conditions of a call or of its values a kernel is read for at run time.
+_KERNEL_CALL = ("grad-disabled", "inference-mode", "deterministic", catalogue.AUTOCAST, "later-call")
+_KERNEL_VALUES = ("nan", "infinity", "negative-zero", "subnormal", "large-values")
+_KERNEL_RUNTIME = tuple((name, _runtime_call(catalogue.CATALOGUE[name])) for name in _KERNEL_CALL) + tuple(
+    (name, _runtime_values(catalogue.CATALOGUE[name])) for name in _KERNEL_VALUES)
 
 
 def _log_fired(name: str, where: str) -> None:
@@ -290,7 +300,11 @@ def observe(gm: torch.fx.GraphModule, dynamo_features: set[str], kind: str) -> N
     view = graph_view(gm)
     for site in view.sites:
         features = recorder.of_site(site)
-        waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]] = []
+        _KERNELS.update((site.name, *(f"{site.name}: {name}" for name in features)))
+        if kind == "backward":
+            _KERNELS.add(f"{site.name}: backward")
+        waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]] = [
+            ([f"{site.name}: {name}"], holds_now) for name, holds_now in _KERNEL_RUNTIME]
         for fault in faults.FAULTS.values():
             if fault.graphs not in ("any", kind) or not holds(fault.eligible, site):
                 continue
@@ -311,10 +325,20 @@ def observe(gm: torch.fx.GraphModule, dynamo_features: set[str], kind: str) -> N
 
 
 def _observer(waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]]) -> Callable:
+    calls = [0]
+
     def observe_conditions(args: tuple, kwargs: dict) -> None:
+        calls[0] += 1
         for names, holds_now in waiting:
-            if not _REACHED.issuperset(names) and holds_now(args, kwargs):
-                _REACHED.update(names)
+            # Mutants' names, or a kernel's condition ("<operator>: <condition>"): those are
+            # read on a kernel's first calls only (a value rule reads every element; an LSTM
+            # calls its kernels hundreds of times).
+            kernel = ": " in names[0]
+            if kernel and calls[0] > recorder.READ_CALLS:
+                continue
+            found = _KERNELS if kernel else _REACHED
+            if not found.issuperset(names) and holds_now(args, kwargs):
+                found.update(names)
 
     return observe_conditions
 
@@ -451,6 +475,7 @@ def use(name: str | None) -> None:
 def start_test() -> None:
     _FIRED.clear()
     _REACHED.clear()
+    _KERNELS.clear()
     faults._KEPT.clear()
 
 
@@ -460,6 +485,11 @@ def fired() -> set[str]:
 
 def reached_mutants() -> set[str]:
     return set(_REACHED)
+
+
+def kernels_met() -> set[str]:
+    """The ATen operators the control's graphs called, and the conditions each met."""
+    return set(_KERNELS)
 
 
 def spec(name: str) -> str:

@@ -135,7 +135,7 @@ def main() -> int:
             mutants.use(None)
             outcome, reason, covers, graphs, seconds = run_test(request["test"], limit)
             send({"control": outcome, "reason": reason, "reached": sorted(mutants.reached_mutants()),
-                  "covers": covers, "graphs": graphs, "seconds": round(seconds, 3)})
+                  "kernels": sorted(mutants.kernels_met()), "covers": covers, "graphs": graphs, "seconds": round(seconds, 3)})
             for name in receive().get("mutants", []):
                 mutants.start_test()
                 mutants.use(name)
