@@ -100,7 +100,7 @@ def assert_accurate(eager: dict[str, torch.Tensor], compiled: dict[str, torch.Te
 
 
 def no_worse_than_eager(eager: Any, compiled: Any, truth: Callable[[], Any],
-                        tol_of: Callable[[torch.dtype], float]) -> bool:
+                        tol_of: Callable[[torch.dtype], float], computed_in: torch.dtype | None = None) -> bool:
     """Whether half-precision values that missed a fixed tolerance are right all the same.
 
     A compiler that keeps intermediates in float32 and rounds once differs from eager, which
@@ -108,9 +108,15 @@ def no_worse_than_eager(eager: Any, compiled: Any, truth: Callable[[], Any],
     are judged as a model is above: no further from a float64 run (``truth()``, the same
     structure) than a small multiple of eager's own distance. Only when every leaf that is a
     half-precision tensor passes that way, and there is one; other leaves were already held
-    to eager by the caller's comparison."""
+    to eager by the caller's comparison. ``computed_in`` (under autocast: the half dtype it
+    computes in) judges every floating leaf so, whatever its own dtype."""
     eagers, compileds = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
-    if len(eagers) != len(compileds) or not any(isinstance(e, torch.Tensor) and e.dtype in HALF for e in eagers):
+
+    def judged(value: Any) -> bool:
+        return isinstance(value, torch.Tensor) and (value.dtype in HALF or (
+            computed_in is not None and value.is_floating_point()))
+
+    if len(eagers) != len(compileds) or not any(judged(e) for e in eagers):
         return False
     try:
         truths = pytree.tree_leaves(truth())
@@ -119,8 +125,8 @@ def no_worse_than_eager(eager: Any, compiled: Any, truth: Callable[[], Any],
     if len(truths) != len(eagers):
         return False
     for index, (want, got, true) in enumerate(zip(eagers, compileds, truths)):
-        if isinstance(want, torch.Tensor) and want.dtype in HALF and isinstance(true, torch.Tensor):
-            if compare(str(index), want, got, true, tol_of(want.dtype)) is not None:
+        if judged(want) and isinstance(true, torch.Tensor):
+            if compare(str(index), want, got, true, tol_of(computed_in or want.dtype)) is not None:
                 return False
     return True
 

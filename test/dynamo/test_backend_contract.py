@@ -11,6 +11,7 @@ its clause; the table in docs/checks.md lists which.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import weakref
 from typing import Any, Callable
@@ -19,13 +20,14 @@ import torch
 import torch.nn.functional as F
 from parameterized import parameterized
 
-from harness import BackendTestCase, device, dtypes, for_each_backend, variants
+from harness import BackendTestCase, accuracy, device, dtypes, for_each_backend, variants
 from harness.axes.second_size import has_symbolic_sizes
 from harness.checks.compare import (
     assert_close,
     assert_same_aliasing,
     assert_same_autograd_metadata,
     assert_same_strides,
+    tolerance,
     weighted_loss,
 )
 
@@ -302,6 +304,58 @@ def _uses_global_state(x):
     return out, torch.ones(2)
 
 
+class _ServedBlock(torch.nn.Module):
+    """The kernels a served model's forward reaches, in one block: an embedding, layer norm,
+    linear layers with bias, causal attention, a convolution with batch norm in eval mode,
+    GELU, softmax, exp and reductions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.qkv = torch.nn.Linear(16, 48)
+        self.out = torch.nn.Linear(16, 16)
+        self.conv = torch.nn.Conv1d(16, 16, 3, padding=1)
+        self.bn = torch.nn.BatchNorm1d(16)
+
+    def forward(self, tokens: torch.Tensor, x: torch.Tensor, wide: torch.Tensor) -> tuple:
+        h = self.embed(tokens) + x
+        q, k, v = self.qkv(self.norm(h)).chunk(3, -1)
+        h = h + self.out(F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        h = h + F.gelu(self.bn(self.conv(h.transpose(1, 2))).transpose(1, 2))
+        # Past float16's 65504 where the dtype holds it (powers of two: exact in any dtype).
+        return h.softmax(-1), h.sum(1), h.amax(-1), (wide * 256.0).exp2() * 0.5, wide * 2.0 ** 20 + 1.0
+
+
+def _modes() -> dict[str, tuple[Callable[[], Any], torch.dtype]]:
+    """Each mode a caller serves a model in: (the context it calls in, the model's dtype)."""
+    def deterministic() -> Any:
+        stack = contextlib.ExitStack()
+        before = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        stack.callback(torch.use_deterministic_algorithms, before)
+        stack.enter_context(torch.no_grad())
+        return stack
+
+    return {"no_grad": (torch.no_grad, torch.float32), "inference_mode": (torch.inference_mode, torch.float32),
+            "autocast_bfloat16": (lambda: _both(torch.no_grad(), torch.autocast(device.selected_type(),
+                                                                                dtype=torch.bfloat16)), torch.float32),
+            "deterministic": (deterministic, torch.float32),
+            "bfloat16": (torch.inference_mode, torch.bfloat16), "float16": (torch.inference_mode, torch.float16)}
+
+
+def _in_float64(model: torch.nn.Module, args: tuple) -> Any:
+    with torch.no_grad():
+        return copy.deepcopy(model).double()(*(arg.double() if arg.is_floating_point() else arg for arg in args))
+
+
+def _both(first: Any, second: Any) -> Any:
+    stack = contextlib.ExitStack()
+    stack.enter_context(first)
+    stack.enter_context(second)
+    return stack
+
+
 @for_each_backend
 class GlobalStateContractTests(ContractCase):
     """Grad mode, default dtype and the RNG stream are as eager leaves them (the base class
@@ -336,6 +390,36 @@ class GlobalStateContractTests(ContractCase):
             with torch.autocast(where, dtype=torch.bfloat16, enabled=enabled):
                 assert_close(self, fn(*args), compiled(*args))
                 self.assertEqual(torch.is_autocast_enabled(where), enabled, "autocast state changed by the call")
+
+    @parameterized.expand([(name,) for name in _modes()])
+    def test_a_served_block_under_each_mode(self, mode):
+        # Serving calls a model in modes training never does (no_grad, inference_mode,
+        # autocast, deterministic algorithms, half-precision weights), and a backend's kernels
+        # are chosen per mode: a linear layer without its bias under inference mode, bfloat16
+        # computed in float16, is wrong in that mode only.
+        context, dtype = _modes()[mode]
+        torch.manual_seed(0)
+        model = _ServedBlock().eval().to(dtype)
+        with torch.no_grad():
+            model.bn.running_mean.uniform_(-0.5, 0.5)
+            model.bn.running_var.uniform_(0.5, 2.0)
+        compiled = self.compile(model)
+        for call in range(2):
+            torch.manual_seed(call)
+            # 2^16 to 2^80 from exp2: float16 overflows, bfloat16 and float32 do not.
+            args = (torch.randint(0, 32, (2, 8)), torch.randn(2, 8, 16, dtype=dtype),
+                    torch.tensor([16.0, 20.0, -30.0, 40.0], dtype=dtype) * (call + 1) / 256)
+            with context():
+                expected, actual = model(*args), compiled(*args)
+            try:
+                assert_close(self, expected, actual, what=f"call {call + 1} under {mode}")
+            except AssertionError:
+                # Half precision kept in float32 between kernels is more right than eager,
+                # not less: judged against the model in float64, as the model zoo is.
+                computed_in = torch.bfloat16 if mode.startswith("autocast") else None
+                if not accuracy.no_worse_than_eager(expected, actual, lambda: _in_float64(model, args),
+                                                    lambda dtype: tolerance(dtype)[0], computed_in):
+                    raise
 
     def test_deterministic_code_leaves_the_rng_stream_alone(self):
         compiled = self.compile(lambda x: x.sin() * 2)

@@ -12,7 +12,7 @@ Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils import _pytree as pytree
@@ -503,9 +503,25 @@ def promotion_calls() -> list[value_domains.Call]:
         b = right if right_shape is None else (torch.tensor(2) if right_shape == () else torch.tensor([3, 1, 2])).to(right)
         label = f"{str(left).removeprefix('torch.')}{list(left_shape)} with " + (
             repr(b) if right_shape is None else f"{str(right).removeprefix('torch.')}{list(right_shape)}")
-        for func in (torch.add, torch.mul, torch.div):
-            calls.append(value_domains.Call(f"{func.__name__} of {label} (type promotion)", func, (a, b), {},
+        for name, func, args in _promoting_calls(a, b):
+            calls.append(value_domains.Call(f"{name} of {label} (type promotion)", func, args, {},
                                             every_operand=True, category="binary pointwise"))
+    return calls
+
+
+def _promoting_calls(a: torch.Tensor, b: Any) -> list[tuple[str, Callable, tuple]]:
+    """Each operator that promotes its operands to one dtype, with ``b`` at each position it
+    can take: a kernel may promote its first two operands right and not its third (``where``
+    widening to a 0-d value's dtype)."""
+    condition = torch.arange(a.numel()).reshape(a.shape) % 2 == 0
+    calls = [(func.__name__, func, (a, b)) for func in (torch.add, torch.mul, torch.div)]
+    calls += [("where, other", torch.where, (condition, a, b)), ("where, self", torch.where, (condition, b, a))]
+    ordered = all(not value.is_complex() and value.dtype != torch.bool for value in (a, b)
+                  if isinstance(value, torch.Tensor))
+    if ordered and isinstance(b, torch.Tensor):
+        calls.append(("maximum", torch.maximum, (a, b)))
+    if ordered:
+        calls.append(("clamp, min", torch.clamp, (a, b)))
     return calls
 
 
