@@ -2,12 +2,14 @@
 """Write harness/default_tier.json: what each test of the nightly pool catches and costs, from
 which the default tier is chosen per backend (harness/testcase/default_tier.py).
 
-    python scripts/choose_default_tier.py MUTATION_SCORE_JSON [--real-runs DIR ...]
+    python scripts/choose_default_tier.py MUTATION_SCORE_JSON [MORE_JSON ...] [--real-runs DIR ...]
                                           [--durations FILE] [--out FILE]
 
 * MUTATION_SCORE_JSON: scripts/mutation_score.py's report of the nightly tier: per test, the
   mutants it killed, the features it covered, the ATen operators it called and the conditions
-  each met, and the graphs it compiled;
+  each met, and the graphs it compiled; MORE_JSON: reports of some tests only (``-k``), whose
+  tests replace the first's (a test written or changed since, measured without the hour the
+  whole matrix takes);
 * --real-runs: report dirs (or results.json[.gz]) of real backends' runs (the scoreboard's
   snapshot by default): per problem of each run, the tests that showed it; the default tier
   keeps one of each;
@@ -95,20 +97,22 @@ def _pool() -> list[tuple[str, str]]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="choose_default_tier.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("score", type=Path)
+    parser.add_argument("scores", type=Path, nargs="+", metavar="score")
     parser.add_argument("--real-runs", type=Path, nargs="*",
                         default=[SNAPSHOT / "openvino", SNAPSHOT / "iree"])
     parser.add_argument("--durations", type=Path, default=ROOT / "test" / "durations.json")
     parser.add_argument("--out", type=Path, default=default_tier.DATA)
     args = parser.parse_args(argv)
     try:
-        score = json.loads(args.score.read_text())
+        reports = [json.loads(path.read_text()) for path in args.scores]
         durations = json.loads(args.durations.read_text())
     except (OSError, ValueError) as error:
         _fail(str(error))
-    if score.get("tier") != "nightly":
-        _fail(f"{args.score} scores the {score.get('tier')} tier: the default tier is chosen from the nightly pool")
-    measured = {_scenario(test["id"], "switch"): test for test in score["tests"]}
+    for path, report in zip(args.scores, reports):
+        if report.get("tier") != "nightly":
+            _fail(f"{path} scores the {report.get('tier')} tier: the default tier is chosen from the nightly pool")
+    score = reports[0]
+    measured = {_scenario(test["id"], "switch"): test for report in reports for test in report["tests"]}
     shown = real_problems(args.real_runs)
     seconds: dict[str, dict[str, float]] = {}
     for test_id, value in durations.items():

@@ -283,6 +283,19 @@ class OpSweepTests(BackendTestCase):
             failure = OpCheckFailure("; ".join(map(str, found)))
             raise capabilities.attach_caught(failure, [each.raised for each in found])
 
+    def test_documented_type_promotion(self):
+        """The dtype pairs PyTorch's type promotion documents, through each promoting operator
+        with the other operand at each position it takes (promotion_calls), compiled together."""
+        if self.dtype != torch.float32:
+            self.skipTest("the promotion pairs choose their own dtypes: they run in the float32 classes")
+        domain = value_domains.Domain("documented type promotion", "operands of two dtypes, 0-d tensors and numbers",
+                                      rewrite=lambda call, tensors: list(tensors))
+        found = value_domains.batch_check(promotion_calls(), self.counter, domains=(domain,), testcase=self,
+                                          exact_layouts=True, gradients=False)
+        if found:
+            failure = OpCheckFailure("; ".join(map(str, found)))
+            raise capabilities.attach_caught(failure, [each.raised for each in found])
+
     def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
         """The ops the tier gives ``dtype`` (value_domain_ops), each on one sample in that
         dtype (value_domain_call), over the value domains (the subnormal numbers only, or all
@@ -366,8 +379,8 @@ def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> valu
 # feature of the catalogue the op's earlier ones did not (a broadcast along another position,
 # a stride of 0, a NaN: harness/features), REFERENCE_PER_OP at most, compiled together and
 # called once (harness/checks/value_domains.batch_check), each tensor laid out as given.
-# Inputs that vary nothing of these are the ops' own tests' business. The "scalars and
-# promotion" group adds the tensor-dtype pairs PyTorch's type promotion documents.
+# Inputs that vary nothing of these are the ops' own tests' business. The tensor-dtype pairs
+# PyTorch's type promotion documents are a test of their own (test_documented_type_promotion).
 REFERENCE_GROUPS = {
     "broadcasting": "operands of different shapes broadcast against each other",
     "scalars and promotion": "Python numbers and 0-d tensors as operands, operands of different dtypes",
@@ -462,8 +475,6 @@ def reference_calls(group: str) -> list[value_domains.Call]:
                 found += 1
                 if found == REFERENCE_PER_OP[tier()]:
                     break
-    if group == "scalars and promotion":
-        calls += promotion_calls()
     return calls
 
 

@@ -234,6 +234,25 @@ class ChooseScriptTests(unittest.TestCase):
         self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: check: AssertionError: output: values differ"])
         self.assertEqual(data["test_x.G.test_c"]["seconds"], {"eager": 3.0, "aot_eager": 3.0, "inductor": 3.0})
 
+    def test_a_later_report_of_some_tests_replaces_their_measurement(self):
+        nightly = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5}}
+        first = self.write("score.json", {**nightly, "tests": [
+            {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["m1"], "covers": [], "graphs": 1, "seconds": 0.5},
+            {"id": "test.dynamo.test_x.F_switch.test_b", "killed": [], "covers": [], "graphs": 1, "seconds": 0.2}]})
+        later = self.write("later.json", {**nightly, "tests": [
+            {"id": "test.dynamo.test_x.F_switch.test_b", "killed": ["m2"], "covers": ["int16"], "graphs": 1,
+             "seconds": 0.3}]})
+        durations = self.write("durations.json", {})
+        pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager"), ("test.dynamo.test_x.F_aot_eager.test_b",
+                                                                          "aot_eager")]
+        with mock.patch.object(self.script, "_pool", return_value=pool), \
+                mock.patch("sys.stdout", new_callable=lambda: __import__("io").StringIO()):
+            self.assertEqual(self.script.main([str(first), str(later), "--real-runs", "--durations", str(durations),
+                                               "--out", str(self.tmp / "tier.json")]), 0)
+        data = json.loads((self.tmp / "tier.json").read_text())["scenarios"]
+        self.assertEqual(data["test_x.F.test_a"]["kills"], ["m1"])
+        self.assertEqual((data["test_x.F.test_b"]["kills"], data["test_x.F.test_b"]["covers"]), (["m2"], ["int16"]))
+
     def test_a_default_tier_score_is_refused(self):
         score = self.write("score.json", {"tier": "default", "tests": []})
         with mock.patch("sys.stderr", new_callable=lambda: __import__("io").StringIO()) as err, \
