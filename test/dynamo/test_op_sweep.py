@@ -522,16 +522,15 @@ def promotion_calls() -> list[value_domains.Call]:
 
 def _promoting_calls(a: torch.Tensor, b: Any) -> list[tuple[str, Callable, tuple]]:
     """Each operator that promotes its operands to one dtype, with ``b`` at each position it
-    can take: a kernel may promote its first two operands right and not its third (``where``
-    widening to a 0-d value's dtype)."""
-    condition = torch.arange(a.numel()).reshape(a.shape) % 2 == 0
+    can take where ``b`` is a 0-d tensor or a number: a kernel may promote its first two
+    operands right and not its third (``where`` widening to a 0-d value's dtype)."""
     calls = [(func.__name__, func, (a, b)) for func in (torch.add, torch.mul, torch.div)]
+    if isinstance(b, torch.Tensor) and b.dim():
+        return calls  # two dimensioned tensors: the binary kernels' business
+    condition = torch.arange(a.numel()).reshape(a.shape) % 2 == 0
     calls += [("where, other", torch.where, (condition, a, b)), ("where, self", torch.where, (condition, b, a))]
-    ordered = all(not value.is_complex() and value.dtype != torch.bool for value in (a, b)
-                  if isinstance(value, torch.Tensor))
-    if ordered and isinstance(b, torch.Tensor):
-        calls.append(("maximum", torch.maximum, (a, b)))
-    if ordered:
+    if not a.is_complex() and a.dtype != torch.bool:
+        calls += [("maximum", torch.maximum, (a, b))] if isinstance(b, torch.Tensor) else []
         calls.append(("clamp, min", torch.clamp, (a, b)))
     return calls
 
