@@ -34,7 +34,7 @@ CONTRACT = "test_backend_contract"
 KILLED_BY = {
     "wrong_row__broadcast_middle__s0": "test_op_sweep.OpSweepTests.test_reference_broadcasting",
     "strides_ignored__transposed__s0": f"{CONTRACT}.OutputContractTests.test_layouts_1_transposed",
-    "zero_dim_promotes__zero_dim_operand__s0": "test_op_sweep.OpSweepTests.test_reference_scalars_and_promotion",
+    "zero_dim_promotes__zero_dim_operand__s0": "test_op_sweep.OpSweepTests.test_documented_type_promotion",
     "bfloat16_accumulation__long_reduction__s0":
         "test_real_data.RealDataTests.test_tensors_past_2_to_the_16_elements_0_special",
     "keep_reference__float32__s0": f"{CONTRACT}.CallIndependenceTests.test_calls_let_go_of_their_tensors_0_training",
