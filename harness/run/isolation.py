@@ -73,14 +73,24 @@ def followers(results: dict[str, TestResult], order: list[str]) -> list[str]:
     * those failing the way (outcome, check or error, raising function) some test failed
       with no failure before it in its process: that failure is a backend's own, not the
       broken process's (on a backend with many real problems this is most of them, and each
-      rerun pass costs a worker start);
+      rerun pass costs a worker start) -- unless the failure before it or after it in its
+      process is the same: a run of tests failing alike, one after the other, is what a
+      runtime that broke does (IREE's "synchronous semaphore failure" took 30 tests of one
+      worker, and hid seven problems those tests show alone);
     * timeouts: rerunning one costs another whole time limit, and a backend that hangs
       compiling an operator hangs again alone.
     """
     unexpected = [result for result in results.values() if result.unexpected]
     shown_alone = {_failure(result) for result in unexpected if result.after is None}
+    followed_by = {result.after: result for result in unexpected if result.after is not None}
+
+    def in_a_run_of_the_same(result: TestResult) -> bool:
+        neighbours = (results.get(result.after), followed_by.get(result.id))
+        return any(other is not None and _failure(other) == _failure(result) for other in neighbours)
+
     return [test_id for test_id in order if test_id in results and results[test_id].after is not None
-            and results[test_id].outcome != "TIMEOUT" and _failure(results[test_id]) not in shown_alone]
+            and results[test_id].outcome != "TIMEOUT" and (_failure(results[test_id]) not in shown_alone
+                                                          or in_a_run_of_the_same(results[test_id]))]
 
 
 def _failure(result: TestResult) -> tuple[str, ...]:

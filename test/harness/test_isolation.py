@@ -182,6 +182,22 @@ class FollowersTests(unittest.TestCase):
         order = [_sample(name).id for name in "abcd"]
         self.assertEqual(isolation.followers(results, order), [_sample("c").id])
 
+    def test_a_run_of_the_same_failure_in_one_process_is_rerun_though_seen_alone(self):
+        def result(name, outcome, reason, after=None):  # after: the failure before it in its process
+            return _sample(name).result(outcome, reason, after=after and _sample(after).id)
+
+        broken = "ValueError: synchronous semaphore failure"
+        results = {r.id: r for r in [
+            result("a", "ERROR", broken),  # once alone, in another process
+            result("b", "FAIL", "AssertionError: output: values differ from eager"),  # first in its process
+            result("c", "ERROR", broken, after="b"),  # the runtime broke here: the next fails alike
+            result("d", "ERROR", broken, after="c"),
+            result("e", "ERROR", broken, after="d"),
+            result("f", "FAIL", "AssertionError: output: values differ from eager", after="e"),  # b's own problem
+        ]}
+        order = [_sample(name).id for name in "abcdef"]
+        self.assertEqual(isolation.followers(results, order), [_sample(name).id for name in "cde"])
+
 
 if __name__ == "__main__":
     unittest.main()
