@@ -14,6 +14,7 @@ next nine (SET2) were written before the tiers they were measured on (docs/cover
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Callable
 
@@ -26,7 +27,10 @@ Wrong = Callable[..., Any]  # wrong(right_kernel, *args, **kwargs)
 
 def faulty(name: str, wrong_kernels: dict[Any, Wrong]) -> Callable:
     """aot_eager with each call of an operator in ``wrong_kernels`` (overload packets) routed
-    through its wrong version, forward and backward."""
+    through its wrong version, forward and backward.
+
+    It imports nothing of the suite (test/harness/faulty_backends has a graph compiler like
+    it): the same faults run against an earlier checkout to measure "before"."""
     from torch._dynamo.backends.debugging import aot_eager, boxed_nop
 
     def rewrite(graph: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -90,15 +94,8 @@ def _mean_over_last_count(right, x, dim=None, keepdim=False, **kwargs):
     result = right(x, dim, keepdim, **kwargs)
     dims = [d % max(x.dim(), 1) for d in dim] if dim else list(range(x.dim()))
     if len(dims) > 1 and x.numel():  # over several dimensions, divides by the last one's size
-        return result * _count(x, dims) / x.shape[dims[-1]]
+        return result * math.prod(x.shape[d] for d in dims) / x.shape[dims[-1]]
     return result
-
-
-def _count(x, dims):
-    count = 1
-    for dim in dims:
-        count *= x.shape[dim]
-    return count
 
 
 def _clamp_without_max(right, x, min=None, max=None):

@@ -4,12 +4,17 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
 
     python scripts/choose_default_tier.py MUTATION_SCORE_JSON [MORE_JSON ...] [--real-runs DIR ...]
                                           [--durations FILE] [--out FILE]
+    python scripts/choose_default_tier.py --base harness/default_tier.json [MORE_JSON ...] [...]
 
 * MUTATION_SCORE_JSON: scripts/mutation_score.py's report of the nightly tier: per test, the
   mutants it killed, the features it covered, the ATen operators it called and the conditions
   each met, and the graphs it compiled; MORE_JSON: reports of some tests only (``-k``), whose
   tests replace the first's (a test written or changed since, measured without the hour the
-  whole matrix takes);
+  whole matrix takes); a report of ``--controls-only`` replaces what tests cover, the kernels
+  they call and their seconds, and keeps their kills;
+* --base: data this script wrote before, in place of the whole matrix's report: what it
+  holds of each test is where later reports start (the matrix's report is scratch; its kills
+  live on in the data);
 * --real-runs: report dirs (or results.json[.gz]) of real backends' runs (the scoreboard's
   snapshot by default): per problem of each run, the tests that showed it; the default tier
   keeps one of each;
@@ -95,24 +100,58 @@ def _pool() -> list[tuple[str, str]]:
     return [(test.id, test.backend) for test in collected.tests if test.tier == "default"]
 
 
+def _from_base(base: Any, path: Path) -> dict[str, dict[str, Any]]:
+    """What data written before holds of each scenario, as a report's test reads."""
+    try:
+        base["mutation_score"]["score"]["killed"]  # noqa: B018 -- the summary the data is written with
+        return {scenario: {"killed": entry["kills"], "covers": entry["covers"], "kernels": entry["kernels"],
+                           "graphs": entry["graphs"], "seconds": entry["seconds"].get("aot_eager")}
+                for scenario, entry in base["scenarios"].items()}
+    except (KeyError, TypeError, AttributeError) as error:
+        _fail(f"--base {path}: not data this script wrote ({error!r} missing)")
+
+
+def one_way_flags(kernels: set[str]) -> list[str]:
+    """``op: flag=value`` for each flag of an operator (harness.features.views.argument_variants)
+    that the kernel conditions met hold one way only: the variant no test asks for."""
+    values: dict[str, set[str]] = {}
+    for name in kernels:
+        flag, _, value = name.partition("=")
+        if value in ("True", "False"):
+            values.setdefault(flag, set()).add(value)
+    return sorted(f"{flag}={'False' if seen == {'True'} else 'True'}" for flag, seen in values.items() if len(seen) == 1)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="choose_default_tier.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("scores", type=Path, nargs="+", metavar="score")
+    parser.add_argument("scores", type=Path, nargs="*", metavar="score")
+    parser.add_argument("--base", type=Path, default=None, metavar="DATA")
     parser.add_argument("--real-runs", type=Path, nargs="*",
                         default=[SNAPSHOT / "openvino", SNAPSHOT / "iree"])
     parser.add_argument("--durations", type=Path, default=ROOT / "test" / "durations.json")
     parser.add_argument("--out", type=Path, default=default_tier.DATA)
     args = parser.parse_args(argv)
+    if not args.scores and args.base is None:
+        _fail("give a mutation_score.json of the nightly tier, or --base DATA written before")
     try:
         reports = [json.loads(path.read_text()) for path in args.scores]
         durations = json.loads(args.durations.read_text())
+        base = json.loads(args.base.read_text()) if args.base is not None else None
     except (OSError, ValueError) as error:
         _fail(str(error))
     for path, report in zip(args.scores, reports):
         if report.get("tier") != "nightly":
             _fail(f"{path} scores the {report.get('tier')} tier: the default tier is chosen from the nightly pool")
-    score = reports[0]
-    measured = {_scenario(test["id"], "switch"): test for report in reports for test in report["tests"]}
+    measured = _from_base(base, args.base) if base is not None else {}
+    for report in reports:
+        for test in report["tests"]:
+            scenario = _scenario(test["id"], "switch")
+            if report.get("controls_only"):
+                test = {**test, "killed": measured.get(scenario, {}).get("killed", [])}
+            measured[scenario] = test
+    full = [report for report in reports if not report.get("controls_only")]
+    score = full[0]["score"] if full else base["mutation_score"]["score"]
+    kills_per_mutant = full[0]["kills_per_mutant"] if full else base["mutation_score"]["kills_per_mutant"]
     shown = real_problems(args.real_runs)
     seconds: dict[str, dict[str, float]] = {}
     for test_id, value in durations.items():
@@ -138,8 +177,8 @@ def main(argv: list[str]) -> int:
                                "seconds": recorded}
     data = {"written": datetime.date.today().isoformat(),
             "command": "python scripts/choose_default_tier.py " + " ".join(argv),
-            "mutation_score": {"tier": score["tier"], "kills_per_mutant": score["kills_per_mutant"],
-                               "score": {key: score["score"][key] for key in ("killed", "non_equivalent", "ratio")}},
+            "mutation_score": {"tier": "nightly", "kills_per_mutant": kills_per_mutant,
+                               "score": {key: score[key] for key in ("killed", "non_equivalent", "ratio")}},
             "scenarios": dict(sorted(scenarios.items()))}
     write_atomic(args.out, json.dumps(data, indent=1) + "\n")
     default_tier.read.cache_clear()
@@ -157,6 +196,9 @@ def main(argv: list[str]) -> int:
               f"{len(killed)} of {len(kills)} mutants killed, {len(met)} of {len(kernels)} kernel conditions met")
     unknown = default_tier.choose(entries, "a backend without recordings")
     print(f"  a backend without recordings: {len(unknown)} scenarios")
+    unasked = one_way_flags(kernels)
+    print(f"{len(unasked)} flags of an operator no test of the pool sets the other way (kernel variants none "
+          f"asks for): {', '.join(unasked)}")
     problems_kept = sorted({problem for entry in entries.values() for problem in entry.shows})
     print(f"{len(problems_kept)} problems of real backends, each kept by its cheapest test")
     return 0

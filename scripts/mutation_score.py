@@ -4,6 +4,7 @@ kill matrix (test x mutant) as data.
 
     python scripts/mutation_score.py [--tier nightly|default [--as-backend NAME] [--tier-data FILE]] [--kills K]
                                      [--mutants GLOB,...] [-k PATTERN] [-j N] [--report-dir DIR]
+    python scripts/mutation_score.py --controls-only [-k PATTERN] [-j N] [--report-dir DIR]
     python scripts/mutation_score.py --list
 
 A mutant (test/harness/mutation/mutants.py) is a fault that fires only where a condition of
@@ -27,7 +28,10 @@ values, graph, call, module) and in all. Writes mutation_score.json into --repor
 (default reports/mutation): every mutant (equivalent or not, killers, the tests in which it
 fired and survived), every test (control outcome, seconds, what it covered, the ATen
 operators it called and the conditions each met, what it killed), and the matrix;
-harness/default_tier.json is chosen from it (scripts/choose_default_tier.py). Exit 0: it is
+harness/default_tier.json is chosen from it (scripts/choose_default_tier.py). With
+--controls-only, each test runs as the control only (minutes, not the matrix's hour): what it
+covers, the kernels it calls and its seconds, after a change to what is recorded of them;
+choose_default_tier.py --base keeps the kills the data had. Exit 0: it is
 a measurement; 2 with one line: a bad argument or an unwritable report directory; 1: no
 worker could start.
 """
@@ -71,6 +75,8 @@ class _Parser(argparse.ArgumentParser):
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = _Parser(prog="mutation_score.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="print every mutant (name, group, what it does) and exit")
+    parser.add_argument("--controls-only", action="store_true",
+                        help="run each test as the control only: what it covers, its kernels, its seconds; no mutant")
     parser.add_argument("--tier", choices=("nightly", "default"), default="nightly",
                         help="the tests to score (default: nightly, the pool the default tier is chosen from)")
     parser.add_argument("--as-backend", default="aot_eager", metavar="NAME",
@@ -92,9 +98,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     if args.kills < 0 or args.jobs < 1:
         parser.error("--kills must be 0 or more and -j 1 or more")
     globs = [glob.strip() for glob in args.mutants.split(",") if glob.strip()]
-    args.selected = [name for name in mutant_catalogue.MUTANTS
-                     if not globs or any(fnmatch.fnmatchcase(name, glob) for glob in globs)]
-    if not args.selected:
+    args.selected = [] if args.controls_only else [
+        name for name in mutant_catalogue.MUTANTS if not globs or any(fnmatch.fnmatchcase(name, glob) for glob in globs)]
+    if not args.selected and not args.controls_only:
         parser.error(f"--mutants {args.mutants!r} matches no mutant (python scripts/mutation_score.py --list)")
     return args
 
@@ -369,7 +375,8 @@ def report(args: argparse.Namespace, differs: dict[str, str | None], measured: d
     index = {name: position for position, name in enumerate(args.selected)}
     test_ids = sorted(tests)
     return {
-        "tier": args.tier, "kills_per_mutant": args.kills, "wall_s": round(seconds, 1),
+        "tier": args.tier, "kills_per_mutant": args.kills, "controls_only": args.controls_only,
+        "wall_s": round(seconds, 1),
         "score": {"killed": killed, "non_equivalent": len(counted), "equivalent": len(mutants) - len(counted),
                   "ratio": killed / len(counted) if counted else None,
                   "groups": {group: {**counts, "ratio": counts["killed"] / counts["non_equivalent"]}
@@ -445,7 +452,7 @@ def main(argv: list[str]) -> int:
         print(f"mutation_score.py: {error}", file=sys.stderr)
         return 1
     try:
-        differs = equivalence(workers, args.selected)
+        differs = equivalence(workers, args.selected) if args.selected else {}
         countable = {name for name, found in differs.items() if found is not None}
         print(f"equivalence: {len(countable)} of {len(differs)} differ from the control on a probe "
               f"({time.monotonic() - started:.0f} s)", flush=True)
@@ -454,8 +461,13 @@ def main(argv: list[str]) -> int:
         for worker in workers:
             worker.stop()
     result = report(args, differs, measured, time.monotonic() - started)
-    _print(result)
     write_atomic(report_dir / "mutation_score.json", json.dumps(result, indent=1) + "\n")
+    if args.controls_only:
+        passed = sum(test["control"] == "pass" for test in result["tests"])
+        print(f"controls: {passed} of {len(result['tests'])} tests passed ({args.tier} tier, "
+              f"{time.monotonic() - started:.0f} s); written: {report_dir / 'mutation_score.json'}")
+        return 0
+    _print(result)
     print(f"\nmutation score: {result['score']['killed']}/{result['score']['non_equivalent']} "
           f"({args.tier} tier, {time.monotonic() - started:.0f} s); written: {report_dir / 'mutation_score.json'}")
     return 0

@@ -226,6 +226,51 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
                 [arg for arg in args if type(arg) in _NUMBER], metas(result), dim if type(dim) is int else None)
 
 
+# The schema types of an operator's options: the arguments that choose which of its kernels
+# runs (``approximate``, ``keepdim``, ``include_self``, ``count_include_pad``, ``correction``),
+# not the tensors it reads nor the lists that size them. A ScalarType prints as int.
+_OPTION_TYPES = frozenset({"bool", "str", "int", "float", "number"})
+# Where a result is placed, not which kernel computes it.
+_PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device"})
+
+
+def argument_variants(node: Any) -> list[str]:
+    """``name=value`` for each option an ATen call's schema has, as the call sets it or as its
+    default leaves it: a backend implements each variant of a kernel apart (avg_pool2d not
+    counting padding, gelu's tanh approximation) and gets one wrong alone. Numbers other than
+    0, 1 and -1 read as ``other``; [] for a call that is not an ATen operator's."""
+    schema = getattr(getattr(node, "target", None), "_schema", None)
+    if schema is None or not compat.is_op_overload(node.target):
+        return []
+    given = {argument.name: value for argument, value in zip(schema.arguments, node.args)}
+    given.update(node.kwargs)
+    found = []
+    for argument in schema.arguments:
+        kind = str(argument.type)
+        if kind.startswith("Optional[") and kind.endswith("]"):
+            kind = kind[len("Optional["):-1]
+        if kind not in _OPTION_TYPES or argument.name in _PLACEMENT_OPTIONS:
+            continue
+        if argument.name in given:
+            value = given[argument.name]
+        elif argument.has_default_value():
+            value = argument.default_value
+        else:
+            continue
+        found.append(f"{argument.name}={_option_value(value, kind == 'bool')}")
+    return found
+
+
+def _option_value(value: Any, flag: bool) -> str:
+    if value is None or isinstance(value, str) or (flag and isinstance(value, bool)):
+        return str(value)
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if isinstance(value, (int, float)):
+        return str(int(value)) if value in (0, 1, -1) else "other"
+    return "symbolic" if isinstance(value, torch.fx.Node) else type(value).__name__
+
+
 def _nested(arg: Any) -> list[TensorMeta]:
     if isinstance(arg, torch.fx.Node):
         return metas(value_of(arg))

@@ -255,6 +255,38 @@ class ChooseScriptTests(unittest.TestCase):
         self.assertEqual(data["test_x.F.test_a"]["kills"], ["m1"])
         self.assertEqual((data["test_x.F.test_b"]["kills"], data["test_x.F.test_b"]["covers"]), (["m2"], ["int16"]))
 
+    def test_data_written_before_is_the_base_a_controls_only_report_updates_keeping_kills(self):
+        nightly = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5}}
+        first = self.write("score.json", {**nightly, "tests": [
+            {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["m1"], "covers": ["int16"], "kernels": ["add"],
+             "graphs": 1, "seconds": 0.5}]})
+        durations = self.write("durations.json", {})
+        pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager")]
+        controls = self.write("controls.json", {"tier": "nightly", "kills_per_mutant": 3, "controls_only": True,
+                                                "score": {"killed": 0, "non_equivalent": 0, "ratio": None},
+                                                "tests": [{"id": "test.dynamo.test_x.F_switch.test_a", "killed": [],
+                                                           "covers": ["int16"], "graphs": 1, "seconds": 0.4,
+                                                           "kernels": ["add", "gelu: approximate=tanh"]}]})
+        with mock.patch.object(self.script, "_pool", return_value=pool), \
+                mock.patch("sys.stdout", new_callable=lambda: __import__("io").StringIO()):
+            self.script.main([str(first), "--real-runs", "--durations", str(durations), "--out", str(self.tmp / "a.json")])
+            self.assertEqual(self.script.main(["--base", str(self.tmp / "a.json"), "--real-runs", "--durations",
+                                               str(durations), "--out", str(self.tmp / "b.json")]), 0)
+            self.script.main(["--base", str(self.tmp / "a.json"), str(controls), "--real-runs", "--durations",
+                              str(durations), "--out", str(self.tmp / "c.json")])
+        written = [json.loads((self.tmp / name).read_text()) for name in ("a.json", "b.json", "c.json")]
+        self.assertEqual(written[1]["scenarios"], written[0]["scenarios"])
+        self.assertEqual(written[1]["mutation_score"], written[0]["mutation_score"])
+        self.assertEqual(written[2]["scenarios"]["test_x.F.test_a"]["kills"], ["m1"])
+        self.assertEqual(written[2]["scenarios"]["test_x.F.test_a"]["kernels"], ["add", "gelu: approximate=tanh"])
+        self.assertEqual(written[2]["mutation_score"], written[0]["mutation_score"])
+
+    def test_a_flag_the_pool_sets_one_way_only_is_the_variant_none_asks_for(self):
+        self.assertEqual(self.script.one_way_flags({"argmax", "argmax: keepdim=False", "var: keepdim=True",
+                                                    "var: keepdim=False", "gelu: approximate=tanh",
+                                                    "scatter_reduce: include_self=True"}),
+                         ["argmax: keepdim=True", "scatter_reduce: include_self=False"])
+
     def test_a_default_tier_score_is_refused(self):
         score = self.write("score.json", {"tier": "default", "tests": []})
         with mock.patch("sys.stderr", new_callable=lambda: __import__("io").StringIO()) as err, \

@@ -108,6 +108,40 @@ class SiteFeatureTests(unittest.TestCase):
         self.assertNotIn("transposed", seen(lambda x: x.t(), plain()))
 
 
+class ArgumentVariantTests(unittest.TestCase):
+    """The options of an ATen call as the kernel variants it asks for (views.argument_variants)."""
+
+    def variants(self, fn, *args) -> dict[str, list[str]]:
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        from harness.features.views import argument_variants
+
+        graph = make_fx(fn)(*args).graph
+        return {node.target._opname: argument_variants(node) for node in graph.nodes if node.op == "call_function"}
+
+    def test_options_as_set_or_as_their_default_leaves_them(self):
+        found = self.variants(lambda x: (torch.nn.functional.gelu(x, approximate="tanh"),
+                                         torch.var(x, 1, correction=0, keepdim=True),
+                                         torch.nn.functional.avg_pool2d(x[None], 2, padding=1, count_include_pad=False),
+                                         torch.nn.functional.leaky_relu(x, 0.2), x.sum(1, dtype=torch.float64)),
+                              plain())
+        self.assertEqual(found["gelu"], ["approximate=tanh"])
+        self.assertEqual(found["var"], ["correction=0", "keepdim=True"])
+        self.assertIn("count_include_pad=False", found["avg_pool2d"])
+        self.assertIn("divisor_override=None", found["avg_pool2d"])  # its default, not given
+        self.assertEqual(found["leaky_relu"], ["negative_slope=other"])  # numbers past 0, 1, -1: other
+        self.assertEqual(found["sum"], ["keepdim=False", "dtype=float64"])
+
+    def test_tensors_and_lists_are_no_options(self):
+        found = self.variants(lambda x, y: (torch.addmm(x, y, y) + x.permute(1, 0), torch.full_like(x, True)),
+                              torch.randn(4, 4), torch.randn(4, 4))
+        self.assertEqual(found["addmm"], ["beta=1", "alpha=1"])
+        self.assertEqual(found["permute"], [])
+        self.assertEqual(found["add"], ["alpha=1"])
+        # a number, not a flag; layout and pin_memory place the result
+        self.assertEqual(found["full_like"], ["fill_value=1", "dtype=None", "memory_format=None"])
+
+
 class GraphAndCallFeatureTests(unittest.TestCase):
     def test_graph_features(self):
         def chain(x):

@@ -103,7 +103,7 @@ class ControlTests(unittest.TestCase):
                 ("broadcast_middle", {"where", "where: broadcast-middle", "add: float32", "mul: later-call"},
                  {"add: broadcast-first", "where: nan"}),
                 ("zero_dim", {"mul: zero-dim-operand", "add: mixed-dtypes"}, {"sum: zero-dim-operand"}),
-                ("nan", {"sum: nan", "amax: nan"}, {"sum: infinity"}),
+                ("nan", {"sum: nan", "amax: nan", "amax: keepdim=False"}, {"sum: infinity", "amax: keepdim=True"}),
                 ("training", {"mm: backward", "tanh_backward: backward", "mm: float32"}, set())):
             with self.subTest(probe=probe):
                 mutants.start_test()

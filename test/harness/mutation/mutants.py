@@ -46,7 +46,7 @@ import torch.utils._pytree as pytree
 from harness.features import catalogue
 from harness.features import recorder
 from harness.features.recorder import holds
-from harness.features.views import BackwardView, CallView, graph_view, integer_values, plain_values
+from harness.features.views import BackwardView, CallView, argument_variants, graph_view, integer_values, plain_values
 from test.harness.mutation import faults
 
 CONTROL = "unmutated"
@@ -300,7 +300,8 @@ def observe(gm: torch.fx.GraphModule, dynamo_features: set[str], kind: str) -> N
     view = graph_view(gm)
     for site in view.sites:
         features = recorder.of_site(site)
-        _KERNELS.update((site.name, *(f"{site.name}: {name}" for name in features)))
+        _KERNELS.update((site.name, *(f"{site.name}: {name}" for name in features),
+                         *(f"{site.name}: {variant}" for variant in ([] if site.is_view else argument_variants(site.node)))))
         if kind == "backward":
             _KERNELS.add(f"{site.name}: backward")
         waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]] = [
