@@ -135,6 +135,17 @@ def size_hints(shape_env: Any) -> dict:
     return getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val
 
 
+def exception_chain(error: BaseException) -> list[BaseException]:
+    """``error`` and what it wraps (its cause, or the exception it was raised handling): Dynamo
+    wraps an exception a traced call raises (TorchRuntimeError, its class and message
+    changing between versions) and keeps the original as the cause."""
+    chain: list[BaseException] = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
 def reset_dynamo() -> None:
     # torch._dynamo.test_case.reset is gone on 2.14; the public reset does the same job.
     torch._dynamo.reset()
@@ -282,6 +293,15 @@ def is_op_overload(target: Any) -> bool:
 def is_op_overload_packet(target: Any) -> bool:
     """Whether a graph node's call target is an operator with all its overloads (``aten.mul``)."""
     return isinstance(target, torch._ops.OpOverloadPacket)
+
+
+def control_flow_operator(name: str) -> Callable | None:
+    """torch's ``while_loop``, ``scan`` or ``map`` control-flow operator (private modules of
+    torch._higher_order_ops on 2.9-2.14; torch.cond is public), or None where this torch has
+    none by that name."""
+    module = getattr(torch, "_higher_order_ops", None)
+    found = getattr(module, name, None)
+    return getattr(found, name, found) if found is not None and not callable(found) else found
 
 
 def is_higher_order_op(target: Any) -> bool:

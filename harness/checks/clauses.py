@@ -97,7 +97,8 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"subclass|rewrapped|per inner tensor", SUBCLASSES),
     (r"earlier call's output|after the input was changed|second call's output|stay alive after the caller"
      r"|identical calls differ", CALL_INDEPENDENCE),
-    (r"gave a result where eager raises|raised something else than an index error|gave a result$", ERRORS_RAISED),
+    (r"gave a result where eager raises|raised something else than (an index error|eager's)|gave a result$",
+     ERRORS_RAISED),
     (r"ran part of its graphs eagerly", RUNS_ITSELF),
     # The export variants: torch.export or its decomposition refused, or its graph broke its own contract.
     (r"breaks export's contract|^(ExportRefused: )?(torch\.export \(|run_decompositions\(\) of)", TORCH_ITSELF),
@@ -172,9 +173,13 @@ SCENARIOS = {
     "test_perf.PerfTests": VALUES,
     "test_op_sweep.OpSweepTests": EACH_OPERATOR,
     "test_op_sweep.OpSweepTests.test_reference": REFERENCE_INPUTS,
+    "test_op_sweep.OpSweepTests.test_error_inputs": ERRORS_RAISED,
     "test_compile_surface.CustomOpTests": CUSTOM_OPERATORS,
     "test_compile_surface.HigherOrderOpTests": CUSTOM_OPERATORS,
     "test_compile_surface.IndexErrorTests": ERRORS_RAISED,
+    "test_compile_surface.ControlFlowTests": CUSTOM_OPERATORS,
+    "test_compile_surface.AutogradFunctionTests": CUSTOM_OPERATORS,
+    "test_compile_surface.DataDependentSizeTests": CHANGING_INPUTS,
     "test_python_autograd.PythonAutogradTests": VALUES,
     "test_real_data.RealDataTests": VALUES,
     f"{TRANSFORMS}.FunctionalizedMutationTests": FUNCTIONAL_MUTATIONS,

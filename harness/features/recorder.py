@@ -22,8 +22,8 @@ import torch
 
 from harness import compat
 from harness.features import catalogue, families
-from harness.features.views import (BackwardView, CallView, GraphView, Site, graph_view, integer_values, meta_of,
-                                    plain_values, site_of_values, value_of)
+from harness.features.views import (BackwardView, CallView, GraphView, Site, argument_variants, graph_view,
+                                    integer_values, meta_of, plain_values, site_of_values, value_of)
 
 VALUE_CALLS = 3
 READ_CALLS = 8
@@ -68,6 +68,28 @@ def of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> set[str]:
         values = plain_values(value)
         if values is not None:
             found.update(feature.name for feature in _VALUE if holds(feature.value, values))
+    return found
+
+
+def variants_called(fn: Callable, args: tuple, kwargs: dict) -> set[str]:
+    """``<operator>: <name>=<value>`` for each option of each ATen operator an eager call of
+    ``fn`` runs (views.argument_variants): the kernel variants the call asks for. Empty where
+    the call raises."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    found: set[str] = set()
+
+    class Reading(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, call_args=(), call_kwargs=None):
+            call_kwargs = call_kwargs or {}
+            found.update(f"{func._opname}: {variant}" for variant in argument_variants(func, call_args, call_kwargs))
+            return func(*call_args, **call_kwargs)
+
+    try:
+        with torch.no_grad(), Reading():
+            fn(*args, **kwargs)
+    except Exception:
+        return set()
     return found
 
 

@@ -226,30 +226,38 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
                 [arg for arg in args if type(arg) in _NUMBER], metas(result), dim if type(dim) is int else None)
 
 
-# The schema types of an operator's options: the arguments that choose which of its kernels
-# runs (``approximate``, ``keepdim``, ``include_self``, ``count_include_pad``, ``correction``),
-# not the tensors it reads nor the lists that size them. A ScalarType prints as int.
-_OPTION_TYPES = frozenset({"bool", "str", "int", "float", "number"})
+# An operator's options: the arguments that choose which variant of its kernel runs
+# (``approximate``, ``keepdim``, ``include_self``, ``count_include_pad``, ``correction``,
+# ``reduction``): a flag or a mode, or a number its schema gives a default (not the sizes a
+# decomposition passes on, group_norm's N and HxW). Not the tensors it reads, nor the lists
+# that size them; a ScalarType prints as int.
+_FLAG_TYPES = frozenset({"bool", "str"})
+_NUMBER_TYPES = frozenset({"int", "float", "number"})
 # Where a result is placed, not which kernel computes it.
 _PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device"})
+# Operators whose options pick no computation: views, copies, new tensors.
+_NO_VARIANTS = frozenset({families.SHAPE, families.COPY, families.CREATION})
 
 
-def argument_variants(node: Any) -> list[str]:
-    """``name=value`` for each option an ATen call's schema has, as the call sets it or as its
-    default leaves it: a backend implements each variant of a kernel apart (avg_pool2d not
-    counting padding, gelu's tanh approximation) and gets one wrong alone. Numbers other than
-    0, 1 and -1 read as ``other``; [] for a call that is not an ATen operator's."""
-    schema = getattr(getattr(node, "target", None), "_schema", None)
-    if schema is None or not compat.is_op_overload(node.target):
+def argument_variants(target: Any, args: tuple, kwargs: dict) -> list[str]:
+    """``name=value`` for each option an ATen call's schema has, as the call (a graph's node's
+    target and arguments, or an eager call's) sets it or as its default leaves it: a backend
+    implements each variant of a kernel apart (avg_pool2d not counting padding, gelu's tanh
+    approximation) and gets one wrong alone. Numbers other than 0, 1 and -1 read as
+    ``other``; [] for a call that is not an ATen operator's."""
+    schema = getattr(target, "_schema", None)
+    if schema is None or not compat.is_op_overload(target) or target._opname in VIEW_OPS \
+            or families.family_of(target._opname) in _NO_VARIANTS:
         return []
-    given = {argument.name: value for argument, value in zip(schema.arguments, node.args)}
-    given.update(node.kwargs)
+    given = {argument.name: value for argument, value in zip(schema.arguments, args)}
+    given.update(kwargs)
     found = []
     for argument in schema.arguments:
         kind = str(argument.type)
         if kind.startswith("Optional[") and kind.endswith("]"):
             kind = kind[len("Optional["):-1]
-        if kind not in _OPTION_TYPES or argument.name in _PLACEMENT_OPTIONS:
+        option = kind in _FLAG_TYPES or kind in _NUMBER_TYPES and argument.has_default_value()
+        if not option or argument.name in _PLACEMENT_OPTIONS:
             continue
         if argument.name in given:
             value = given[argument.name]

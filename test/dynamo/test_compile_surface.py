@@ -8,8 +8,16 @@
 * ``HigherOrderOpTests``: torch.cond's branches, chosen by data, and activation checkpointing
   reach the backend as higher-order operators, whose subgraphs it must run as eager does.
 * ``IndexErrorTests``: an index past the end raises in eager PyTorch, and must in the compiled
-  code too; a negative index counts from the end. A kernel that skips the check returns
+  code too; a negative index counts from the end; so do the values a kernel's own check
+  rejects (a target outside [0, 1], a negative beta). A kernel that skips the check returns
   garbage instead (pytorch#197554: "[PT2] Validation lost").
+
+* ``ControlFlowTests``: while_loop, scan and map run their subgraphs as many times as the
+  data says; a checkpointed block with dropout draws the same mask when recomputed.
+* ``AutogradFunctionTests``: a torch.autograd.Function's own backward (straight-through,
+  from saved inputs and outputs, once_differentiable), not its forward's derivative.
+* ``DataDependentSizeTests``: nonzero, masked_select and .item() sizes, captured by Dynamo as
+  unbacked sizes: one graph, right for every call's count.
 
 test/proofs/test_mutation_faults.py shows each family failing on a mutant that breaks its
 clause (a custom operator's result perturbed, a control-flow operator's result perturbed;
@@ -23,8 +31,9 @@ import re
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
+from parameterized import parameterized
 
-from harness import BackendTestCase, assert_same_outputs_and_grads, for_each_backend
+from harness import BackendTestCase, assert_same_outputs_and_grads, compat, for_each_backend
 
 _NAMESPACE = "dynamo_suite_surface"
 
@@ -150,6 +159,32 @@ _INDEX_ERROR = re.compile(r"out of (range|bounds)|index .* is out|invalid index|
                           re.IGNORECASE)
 
 
+# Values eager rejects in a kernel's own check, each with values it accepts first: the
+# instances pytorch#197554 ("[PT2] Validation lost") collects, and an assertion on data.
+_REJECTED_VALUES = (
+    ("binary_cross_entropy_target", "binary_cross_entropy, a target outside [0, 1] (pytorch#193757)",
+     lambda p, target: F.binary_cross_entropy(p, target),
+     lambda: [torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0.0, 1.0, 0.3])],
+     lambda: [torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0.0, 1.5, 0.3])]),
+    ("smooth_l1_loss_beta", "smooth_l1_loss, a negative beta (pytorch#194501)",
+     lambda x, y, beta: F.smooth_l1_loss(x, y, beta=beta),
+     lambda: [torch.randn(4), torch.randn(4), 1.0],
+     lambda: [torch.randn(4), torch.randn(4), -1.0]),
+    ("bernoulli_probability", "bernoulli, a probability past 1 (pytorch#185246)",
+     lambda p: torch.bernoulli(p).sum() * 0,
+     lambda: [torch.tensor([0.2, 0.9])],
+     lambda: [torch.tensor([0.2, 1.5])]),
+    ("index_add_negative_index", "index_add, a negative index (pytorch#185885)",
+     lambda x, index: torch.zeros(3).index_add(0, index, x),
+     lambda: [torch.ones(2), torch.tensor([2, 0])],
+     lambda: [torch.ones(2), torch.tensor([-1, 0])]),
+    ("assert_async", "torch._assert_async on the data",
+     lambda x: (torch._assert_async(x.max() < 10, "too large"), x * 2)[1],
+     lambda: [torch.tensor([1.0, 3.0])],
+     lambda: [torch.tensor([1.0, 30.0])]),
+)
+
+
 @for_each_backend
 class IndexErrorTests(BackendTestCase):
     """Indices past the end raise as in eager; negative ones count from the end."""
@@ -177,6 +212,18 @@ class IndexErrorTests(BackendTestCase):
         assert_same_outputs_and_grads(self, fn, self.compile(fn),
                                       [torch.randn(6, 6, requires_grad=True), torch.tensor([-1, 0, -3, 2])])
 
+    @parameterized.expand(_REJECTED_VALUES)
+    def test_values_eager_rejects_raise(self, _key, name, fn, valid, rejected):
+        """A call compiled on values eager accepts, then called with values it rejects: the
+        check is the kernel's, so the compiled code must make it on every call."""
+        compiled = self.compile(fn)
+        assert_same_outputs_and_grads(self, fn, compiled, valid())  # compiles it
+        with self.assertRaises(Exception, msg="eager raises on these values") as eager:
+            fn(*rejected())
+        with self.assertRaises(Exception, msg=f"{name}: gave a result where eager raises "
+                                              f"{type(eager.exception).__name__}: {eager.exception}"):
+            compiled(*rejected())
+
     def test_in_place_on_a_leaf_that_requires_grad_raises(self):
         def fn(x):
             x.add_(1)
@@ -188,3 +235,191 @@ class IndexErrorTests(BackendTestCase):
                                     msg="an in-place write into a leaf that requires grad gave a result"):
             self.compile(fn)(torch.randn(3, requires_grad=True))
         self.compile(lambda x: x.sin() + 1)(torch.randn(3))  # a graph of its own, to show the backend ran
+
+
+# -- control flow beyond cond, and checkpointing with randomness -----------------------------------
+
+
+def _counted_loop(x, steps):
+    while_loop = compat.control_flow_operator("while_loop")
+    return while_loop(lambda i, y: i < steps, lambda i, y: (i + 1, y.sin() + y * 0.5), (torch.zeros((), dtype=torch.int64), x))
+
+
+def _running_sum(x):
+    scan = compat.control_flow_operator("scan")
+    return scan(lambda carry, row: (carry + row, (carry * row).tanh()), torch.zeros_like(x[0]), x)
+
+
+def _each_row(x, w):
+    rows = compat.control_flow_operator("map")
+    return rows(lambda row, weight: (row @ weight).relu(), x, w)
+
+
+def _needs(name: str):
+    """Skips a test where this torch has no control-flow operator called ``name``."""
+    def wrap(test):
+        def run(self):
+            if compat.control_flow_operator(name) is None:
+                self.skipTest(f"torch {torch.__version__} has no {name}")
+            test(self)
+
+        run.__name__, run.__doc__ = test.__name__, test.__doc__
+        return run
+
+    return wrap
+
+
+@for_each_backend
+class ControlFlowTests(BackendTestCase):
+    """while_loop, scan and map reach the backend as higher-order operators whose subgraphs it
+    runs as many times as the data says; a checkpointed block with dropout in it is run again
+    in the backward, drawing the mask it drew in the forward."""
+
+    @_needs("while_loop")
+    def test_while_loop_runs_as_many_steps_as_the_data_says(self):
+        compiled = self.compile(_counted_loop)
+        for steps in (3, 1, 5):
+            assert_same_outputs_and_grads(self, _counted_loop, compiled, [torch.randn(4), torch.tensor(steps)])
+
+    @_needs("scan")
+    def test_scan_carries_its_state_from_row_to_row(self):
+        assert_same_outputs_and_grads(self, _running_sum, self.compile(_running_sum),
+                                      [torch.randn(5, 3, requires_grad=True)])
+
+    @_needs("map")
+    def test_map_applies_its_body_to_each_row(self):
+        assert_same_outputs_and_grads(self, _each_row, self.compile(_each_row),
+                                      [torch.randn(4, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True)])
+
+    def test_checkpointed_dropout_draws_the_same_mask_again(self):
+        def block(x, w):
+            return F.dropout(x * w, p=0.5, training=True)
+
+        def fn(x, w):
+            return torch.utils.checkpoint.checkpoint(block, x, w, use_reentrant=False)
+
+        x, w = torch.rand(64) + 0.5, torch.rand(64, requires_grad=True)
+        out = self.compile(fn)(x, w)
+        out.sum().backward()
+        # The gradient of w is x / (1 - p) where the forward kept an element, 0 where it
+        # dropped it: a recomputation drawing another mask breaks that, whatever the draws.
+        kept = out.detach() != 0
+        self.assertTrue(0 < int(kept.sum()) < 64, "dropout kept all or nothing")
+        torch.testing.assert_close(w.grad, torch.where(kept, x * 2, torch.zeros(())),
+                                   msg=lambda text: f"the recomputed forward dropped other elements: {text}")
+
+
+# -- autograd.Function ---------------------------------------------------------------------------------
+
+
+class _RoundStraightThrough(torch.autograd.Function):
+    """Rounds to quarters; its backward passes the gradient through as if it did not (the
+    straight-through estimator): not the derivative of its forward, which is 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x * 4) / 4
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class _ScaledExp(torch.autograd.Function):
+    """exp(x) * scale, its backward from the output it saved, and a product saving its inputs."""
+
+    @staticmethod
+    def forward(ctx, x, scale: float):
+        out = torch.exp(x) * scale
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * out, None
+
+
+class _Product(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * y, grad * x
+
+
+class _OnceCubed(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * 3 * x ** 2
+
+
+@for_each_backend
+class AutogradFunctionTests(BackendTestCase):
+    """A torch.autograd.Function's backward is its own, not the derivative of its forward:
+    the backend's backward runs what the user wrote, from what the forward saved."""
+
+    def test_straight_through_backward_is_the_functions_own(self):
+        def fn(x):
+            return (_RoundStraightThrough.apply(x) * x).sum()
+
+        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(8, requires_grad=True)])
+
+    def test_backward_from_saved_inputs_and_outputs(self):
+        def fn(x, y):
+            return _ScaledExp.apply(x, 0.5) + _Product.apply(x, y.cos())
+
+        assert_same_outputs_and_grads(self, fn, self.compile(fn),
+                                      [torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)])
+
+    def test_once_differentiable_backward(self):
+        def fn(x):
+            return _OnceCubed.apply(x.sin()) * 2
+
+        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(6, requires_grad=True)])
+
+
+# -- sizes that depend on the data ---------------------------------------------------------------------
+
+
+def _positives(x):
+    picked = x[x > 0]  # masked_select: as many as the data has
+    where = torch.nonzero(x > 0)
+    return picked * 2, where.sum(0), picked.numel() + where.shape[0]
+
+
+def _item_sized(x):
+    count = (x > 0).sum().item()
+    torch._check(count <= x.numel())
+    return torch.arange(count, dtype=x.dtype) * x.max()
+
+
+@for_each_backend
+class DataDependentSizeTests(BackendTestCase):
+    """nonzero, masked_select and a size read with .item() give outputs whose size the data
+    decides: with Dynamo capturing them, one graph over unbacked sizes serves every call."""
+
+    def check_calls(self, fn, inputs) -> None:
+        with compat.dynamo_config_patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
+            compiled = self.compile(fn)
+            for x in inputs:
+                assert_same_outputs_and_grads(self, fn, compiled, [x])
+
+    def test_nonzero_and_masked_select_sizes_from_the_data(self):
+        self.check_calls(_positives, [torch.tensor([1.0, -2.0, 3.0, 0.5]), torch.tensor([-1.0, -2.0, 3.0, -0.5]),
+                                      torch.tensor([2.0, 2.0, 3.0, 0.5])])
+
+    def test_a_size_read_with_item_and_checked(self):
+        self.check_calls(_item_sized, [torch.tensor([1.0, -2.0, 3.0]), torch.tensor([-1.0, -2.0, 4.0]),
+                                       torch.tensor([1.0, 2.0, 3.0])])

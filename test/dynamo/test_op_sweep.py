@@ -12,14 +12,17 @@ Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils import _pytree as pytree
 
-from harness import BackendTestCase, capabilities, device, dtypes, for_each_backend, settings, variants
+from harness import BackendTestCase, capabilities, compat, device, dtypes, for_each_backend, settings, variants
 from harness.checks import value_domains
 from harness.features import catalogue
+from harness.features.recorder import variants_called
+from harness.checks import opcheck
 from harness.checks.opcheck import OpCheckFailure, op_check, random_op_check
 
 SWEEP_ENV = settings.OP_SWEEP
@@ -279,9 +282,44 @@ class OpSweepTests(BackendTestCase):
                                       rewrite=lambda call, tensors: list(tensors))
         found = value_domains.batch_check(calls, self.counter, domains=(domain,), testcase=self, exact_layouts=True,
                                           gradients=group in REFERENCE_GRADIENTS)
+        accepted = self.accepted_value_differences()
+        found = [each for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
         if found:
             failure = OpCheckFailure("; ".join(map(str, found)))
             raise capabilities.attach_caught(failure, [each.raised for each in found])
+
+    def test_error_inputs(self):
+        """PyTorch's error inputs of the ops (error_calls), each compiled alone: the compiled
+        call raises what eager raises, not a result."""
+        if self.dtype != torch.float32:
+            self.skipTest("the error-input test chooses its own inputs: it runs in the float32 class")
+        calls = error_calls()
+        if not calls:
+            self.skipTest(f"no op of the tier has error inputs eager rejects on {device.selected_type()}")
+        problems = []
+        accepted = self.accepted_value_differences()  # domain "error inputs": a call's difference accepted
+        for call in calls:
+            if any(entry.accepts(call.name, ERROR_DOMAIN) for entry in accepted):
+                continue
+            tensors, flat_fn = opcheck._flattened(call.func, call.args, call.kwargs)
+            compat.reset_dynamo()
+            graphs = self.counter.frame_count
+            try:
+                result = torch.compile(flat_fn, backend=self.counter, **opcheck._compile_kwargs(self))(*tensors)
+            except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
+                # Rejected while Dynamo traced, before the backend received a graph: torch's
+                # meta functions word their own messages, the same for every backend.
+                if not call.raised_like(error, message=self.counter.frame_count > graphs):
+                    problems.append(f"{call.name}: raised something else than eager's {call.error_type.__name__} "
+                                    f"({call.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
+            else:
+                del result
+                problems.append(f"{call.name}: gave a result where eager raises {call.error_type.__name__}: "
+                                f"{call.message[:160]}")
+        compat.reset_dynamo()
+        self.compile(lambda x: x.sin() + 1)(torch.randn(3))  # a graph of its own, to show the backend ran
+        if problems:
+            raise OpCheckFailure("; ".join(problems))
 
     def test_documented_type_promotion(self):
         """The dtype pairs PyTorch's type promotion documents, through each promoting operator
@@ -387,6 +425,7 @@ REFERENCE_GROUPS = {
     "layouts": "non-contiguous, transposed, offset and expanded tensors",
     "sizes": "empty tensors and tensors of 2^16 elements or more",
     "values": "infinities, NaN and values past 10^4",
+    "options": "each op's flags and modes set each way its samples set them (keepdim, approximate, include_self...)",
 }
 POINTWISE_CATEGORIES = ("unary pointwise", "binary pointwise")
 # The categories whose kernels each group's inputs reach (the other categories' reference
@@ -411,7 +450,23 @@ REFERENCE_FEATURES = {
 }
 # Gradients where the group's kernels' backward differs from the ordinary one: a broadcast
 # operand's gradient is summed over the broadcast dimensions, a strided input's is strided.
-REFERENCE_GRADIENTS = ("broadcasting", "layouts")
+REFERENCE_GRADIENTS = ("broadcasting", "layouts", "options")
+# Kernel variants: an op's samples (OpInfo.sample_inputs) that set its options (keepdim,
+# approximate, include_self, count_include_pad, correction, rounding_mode) another way than
+# its earlier ones did, read off the ATen calls eager makes (recorder.variants_called; which
+# dimension a call reduces is no variant). A backend implements each variant of a kernel
+# apart and gets one wrong alone; the sweep's first two samples set most flags one way. The
+# ops: the quick tier's, and OPTION_OPS: those whose flags the pool set one way only
+# (docs/coverage.md, kernel variants: argmax's keepdim, scatter_reduce's include_self, topk's
+# largest, softmax's half_to_float) and the pooling, loss and activation functions models
+# call with their flags set (two samples each: 80-odd calls, 24 s on aot_eager, two minutes
+# of inductor compiling with gradients); in the full tier, every op of op_db.
+OPTION_OPS = ("argmax", "argmin", "max", "min", "topk", "any", "nansum", "prod", "var_mean", "std_mean", "softmax",
+              "log_softmax", "scatter_reduce", "div", "nn.functional.avg_pool2d", "nn.functional.max_pool2d",
+              "nn.functional.pad", "nn.functional.nll_loss", "nn.functional.mse_loss",
+              "nn.functional.smooth_l1_loss", "nn.functional.binary_cross_entropy",
+              "nn.functional.leaky_relu", "nn.functional.softplus", "nn.functional.hardtanh", "cumsum", "searchsorted")
+OPTIONS_PER_OP = {"quick": 2, "full": 12}
 # Pairs PyTorch's type promotion documents (test/test_binary_ufuncs.py's test_type_promotion
 # and the torch.result_type rules): a tensor-dtype pair, a 0-d operand of another dtype
 # (which does not widen a dimensioned one of the same category), a Python number.
@@ -454,6 +509,8 @@ def reference_group(category: str, args: tuple, kwargs: dict) -> str | None:
 def reference_calls(group: str) -> list[value_domains.Call]:
     """The calls of one group: each op's first inputs of that group, in float32, with gradients
     where the op has them."""
+    if group == "options":
+        return option_calls()
     where, calls = device.selected_type(), []
     for category in REFERENCE_CATEGORIES[group]:
         for name in QUICK_TIER[category]:
@@ -478,6 +535,124 @@ def reference_calls(group: str) -> list[value_domains.Call]:
     return calls
 
 
+def option_ops() -> list:
+    """The ops of the options group: every variant of each (``max``'s reduction and binary)."""
+    if tier() == "full":
+        return [op for op in selected_ops() if not hands_to_seeding_wrapper(op.op)]
+    names = {*(name for category, names in QUICK_TIER.items() if category != "random" for name in names), *OPTION_OPS}
+    return [op for op in _op_db() if op.name in names and not hands_to_seeding_wrapper(op.op)]
+
+
+def option_calls() -> list[value_domains.Call]:
+    """Of each op, each sample that asks its kernels for an option's value the op's earlier
+    samples did not (a quick-tier op's first QUICK_SAMPLES, its own test's, only count as
+    asked), OPTIONS_PER_OP at most; not an op whose eager calls disagree with each other."""
+    where, calls = device.selected_type(), []
+    quick = {name for names in QUICK_TIER.values() for name in names}
+    for op in option_ops():
+        if not op.supports_dtype(torch.float32, where):
+            continue
+        label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        asked: set[str] = set()
+        found = 0
+        for index, sample in enumerate(_inputs(op, where, op.sample_inputs)):
+            args, kwargs = (sample.input, *sample.args), sample.kwargs
+            # Which dimension a call reduces or moves is no variant of its kernel.
+            new = {name for name in variants_called(op.op, args, kwargs)
+                   if not name.split(": ", 1)[1].startswith("dim")} - asked
+            asked |= new
+            if tier() == "quick" and op.name in quick and index < QUICK_SAMPLES or not new:
+                continue
+            if not _agrees_with_itself(op.op, args, kwargs):
+                break
+            calls.append(value_domains.Call(f"{label} (sample {index}: {', '.join(sorted(new))})", op.op, args, kwargs,
+                                            category="options"))
+            found += 1
+            if found == OPTIONS_PER_OP[tier()]:
+                break
+    return calls
+
+
+# PyTorch's error inputs (OpInfo.error_inputs): arguments eager rejects, each with the
+# exception it raises and a pattern of its message. The compiled call must raise too, an
+# exception of that type (Dynamo raising it during tracing wraps it: its cause then) whose
+# message matches where eager's does. A kernel that skips eager's check returns garbage or
+# crashes instead: "validation lost", pytorch#197554 (binary_cross_entropy's targets outside
+# [0, 1], smooth_l1_loss's negative beta, index_add's negative index). Each is compiled alone,
+# since a call that raises ends its graph; the ops are the options group's (every op of
+# op_db in the full tier), ERRORS_PER_OP each at most.
+ERRORS_PER_OP = {"quick": 4, "full": 100}
+# An error input's difference accepted in the expectations: [[value_difference]] with this domain.
+ERROR_DOMAIN = "error inputs"
+
+
+@dataclass
+class ErrorCall:
+    name: str
+    func: Callable
+    args: tuple
+    kwargs: dict
+    error_type: type
+    pattern: str
+    message: str  # what eager raised
+
+    def raised_like(self, error: BaseException, message: bool = True) -> bool:
+        """Whether ``error``, or an exception it wraps, is eager's, its message matching the
+        pattern where eager's does (with ``message``)."""
+        matches = message and re.search(self.pattern, self.message) is not None
+        for cause in compat.exception_chain(error):
+            if isinstance(cause, self.error_type) and (not matches or re.search(self.pattern, str(cause))):
+                return True
+        return False
+
+
+def error_calls() -> list[ErrorCall]:
+    """Each op's error inputs on which eager raises the exception the OpInfo names."""
+    calls = []
+    for op in option_ops():
+        label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        try:
+            errors = list(op.error_inputs(device.selected_name()))
+        except Exception:  # noqa: BLE001 -- a generator this device or torch cannot run
+            continue
+        found = 0
+        for index, error in enumerate(errors):
+            sample = error.sample_input
+            args, kwargs = (sample.input, *sample.args), sample.kwargs
+            message = _eager_error(op.op, args, kwargs, error.error_type)
+            if message is None:
+                continue
+            calls.append(ErrorCall(f"{label} (error input {index})", op.op, args, kwargs, error.error_type,
+                                   error.error_regex, message))
+            found += 1
+            if found == ERRORS_PER_OP[tier()]:
+                break
+    return calls
+
+
+def _eager_error(func, args: tuple, kwargs: dict, error_type: type) -> str | None:
+    """The message eager raises of ``error_type`` on this call; None if it raises no such
+    error here (an error input written for another device or torch)."""
+    try:
+        with torch.no_grad():
+            func(*args, **kwargs)
+    except error_type as error:
+        return str(error)
+    except Exception:  # noqa: BLE001
+        return None
+    return None
+
+
+def _agrees_with_itself(func, args: tuple, kwargs: dict) -> bool:
+    try:
+        with torch.no_grad():
+            first, second = func(*args, **kwargs), func(*args, **kwargs)
+        torch.testing.assert_close(first, second, rtol=0, atol=0, equal_nan=True)
+        return True
+    except Exception:
+        return False
+
+
 def _features_shown(op, args: tuple, kwargs: dict) -> set[str]:
     """The catalogue's features the op's eager call on an input shows (none if it raises)."""
     from harness.features.recorder import of_values
@@ -490,19 +665,23 @@ def _features_shown(op, args: tuple, kwargs: dict) -> set[str]:
 
 
 def _reference_inputs(op, where: str) -> Iterator:
-    """The op's float32 reference inputs, one at a time, requiring grad where the op has
-    gradients and the OpInfo can make such inputs (some generators ask for integer tensors
-    that require grad: from there on, none does)."""
+    return _inputs(op, where, op.reference_inputs)
+
+
+def _inputs(op, where: str, source: Callable) -> Iterator:
+    """The op's float32 inputs from ``source`` (its reference or sample inputs), one at a
+    time, requiring grad where the op has gradients and the OpInfo can make such inputs (some
+    generators ask for integer tensors that require grad: from there on, none does)."""
     grad = op.supports_autograd and torch.float32 in op.supported_backward_dtypes(where)
     given = 0
     try:
-        for sample in op.reference_inputs(device.selected_name(), torch.float32, requires_grad=grad):
+        for sample in source(device.selected_name(), torch.float32, requires_grad=grad):
             given += 1
             yield sample
     except (ValueError, RuntimeError):
         if not grad:
             return
-        for index, sample in enumerate(op.reference_inputs(device.selected_name(), torch.float32)):
+        for index, sample in enumerate(source(device.selected_name(), torch.float32)):
             if index >= given:
                 yield sample
 

@@ -139,6 +139,11 @@ FAULTS = (
     # Whatever ran before in its worker: the compile after one with options gets them too.
     Fault("keeps_first_options", "compile options: each compile's own",
           (f"{OPTIONS}.test_options_do_not_leak_into_later_compiles",)),
+    # Kernels that skip eager's check on the data (ignores_kernel_options, wrong in the
+    # operator sweep's options group only, is test_value_domain_faults.py's).
+    Fault("skips_validation", "errors eager raises on bad input, the compiled code raises",
+          ("test_compile_surface.IndexErrorTests.test_values_eager_rejects_raise_[0-3]_*",
+           "test_op_sweep.OpSweepTests.test_error_inputs")),
 )
 
 # The clause the reports group most of each fault's failures under (harness/checks/clauses.py).
@@ -171,6 +176,7 @@ GROUPED_UNDER = {
     "reuses_graphs_by_input_names": clauses.STATE_BETWEEN_CALLS,
     "freezes_module_state": clauses.TRAINING_LOOP,
     "overshoots_optimizer_steps": clauses.TRAINING_LOOP,
+    "skips_validation": clauses.ERRORS_RAISED,
 }
 
 _CAUGHT = ("FAIL", "ERROR")

@@ -30,6 +30,7 @@ TIME_BUDGET_S = 90
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation_score.py"
 CONTRACT = "test_backend_contract"
+SURFACE = "test_compile_surface"
 # Each mutant and a test that kills it (the kill matrix of 2026-12-02, nightly pool).
 KILLED_BY = {
     "wrong_row__broadcast_middle__s0": "test_op_sweep.OpSweepTests.test_reference_broadcasting",
@@ -55,6 +56,11 @@ KILLED_BY = {
     "perturb__inference_mode__s0":
         f"{CONTRACT}.GlobalStateContractTests.test_a_served_block_under_each_mode_1_inference_mode",
     "perturb__autocast__s0": f"{CONTRACT}.GlobalStateContractTests.test_a_served_block_under_each_mode_2_autocast_bfloat16",
+    # The compile surface's families (measured on their own, -k, 2026-12-02).
+    "perturb__control_flow__s0": f"{SURFACE}.ControlFlowTests.test_while_loop_runs_as_many_steps_as_the_data_says",
+    "perturb__random__s0": f"{SURFACE}.ControlFlowTests.test_checkpointed_dropout_draws_the_same_mask_again",
+    "perturb__backward__s1": f"{SURFACE}.AutogradFunctionTests.test_straight_through_backward_is_the_functions_own",
+    "perturb__later_call__s0": f"{SURFACE}.DataDependentSizeTests.test_nonzero_and_masked_select_sizes_from_the_data",
 }
 
 

@@ -1,7 +1,9 @@
 """The value-domain tests of the operator sweep (harness/checks/value_domains.py) catch
 backends that are right on ordinary float32 samples and wrong on one kind of value or dtype
-(test/harness/faulty_backends/real_data.py): each fails the tests of its kind, says so in
-words of its clause, and passes a test of a kind it cannot touch; aot_eager passes them all."""
+(test/harness/faulty_backends/real_data.py), and its options group one that runs every
+kernel's default variant (contract.py's ignores_kernel_options): each fails the tests of its
+kind, says so in words of its clause, and passes a test of a kind it cannot touch; aot_eager
+passes them all."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ CATCHES = {
                         clauses.VALUE_DOMAINS),
     "drops_imaginary_parts": ({"test_values_complex64"}, r"^OpCheckFailure: complex64: .* values: outputs differ",
                               clauses.VALUE_DOMAINS),
+    # faulty_backends/contract.py: every kernel runs the variant its defaults choose.
+    "ignores_kernel_options": ({"test_reference_options"}, r"on reference options values: ", clauses.REFERENCE_INPUTS),
 }
 UNTOUCHED = "test_values_bool"  # no fault above changes a boolean
 
@@ -38,7 +42,7 @@ def _glob(backend: str, test: str) -> str:
 
 RUN = shared_runs.DEFAULT.part(
     [*(f"{FAULTY_MODULE}:{fault}" for fault in CATCHES), CONTROL],
-    [_glob(CONTROL, "test_values_*"), _glob(CONTROL, "test_subnormals_*"),
+    [_glob(CONTROL, "test_values_*"), _glob(CONTROL, "test_subnormals_*"), _glob(CONTROL, "test_reference_options"),
      *(_glob(fault, test) for fault, (tests, _, _) in CATCHES.items() for test in (*tests, UNTOUCHED))])
 
 

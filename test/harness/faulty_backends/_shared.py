@@ -1,5 +1,6 @@
 """What several catalogues of faulty backends use: the 5% nudge, the backward compiler that
-runs AOTAutograd's backward graph as traced, and an FX node's ATen operator name."""
+runs AOTAutograd's backward graph as traced, the graph compiler that calls a faulty kernel in
+place of an operator, and an FX node's ATen operator name."""
 
 from __future__ import annotations
 
@@ -24,6 +25,20 @@ def _nudged(value: Any) -> Any:
 
 def _backward_as_traced(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     return make_boxed_func(gm.forward)
+
+
+def retargeting(new_target: Callable[[Any], Callable | None]) -> Callable:
+    """A graph compiler running an ATen graph as traced, except that each call of an operator
+    ``op`` for which ``new_target(op)`` gives a callable calls that instead (None: ``op``)."""
+
+    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and (target := new_target(node.target)) is not None:
+                node.target = target
+        gm.recompile()
+        return make_boxed_func(gm.forward)
+
+    return compile_graph
 
 
 def _packet_name(node: torch.fx.Node) -> str:

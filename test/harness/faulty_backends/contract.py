@@ -16,7 +16,9 @@ import torch.utils._pytree as pytree
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
-from test.harness.faulty_backends._shared import _backward_as_traced, _nudged
+from test.harness.faulty_backends._shared import _backward_as_traced, _nudged, retargeting
+
+aten = torch.ops.aten
 
 
 def wrong_values(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
@@ -386,3 +388,88 @@ def keeps_its_own_generator(gm: torch.fx.GraphModule, example_inputs: list[Any])
         return result
 
     return run
+
+
+# A flag or mode of an operator's schema (keepdim, approximate, include_self, count_include_pad):
+# which variant of its kernel runs.
+_FLAG_TYPES = ("bool", "str", "Optional[str]")
+
+
+def _at_default_options(op: Any) -> Callable | None:
+    """``op`` called with each of its flags at its schema's default, None if it has none."""
+    schema = getattr(op, "_schema", None)
+    flags = [(position, argument) for position, argument in enumerate(schema.arguments)
+             if str(argument.type) in _FLAG_TYPES and argument.has_default_value()] if schema is not None else []
+    if not flags or not isinstance(op, torch._ops.OpOverload):
+        return None
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        args = list(args)
+        for position, argument in flags:
+            if position < len(args):
+                args[position] = argument.default_value
+            elif argument.name in kwargs:
+                kwargs[argument.name] = argument.default_value
+        return op(*args, **kwargs)
+
+    return call
+
+
+_aot_at_default_options = aot_autograd(fw_compiler=retargeting(_at_default_options),
+                                       bw_compiler=retargeting(_at_default_options))
+
+
+def ignores_kernel_options(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *each operator over PyTorch's reference inputs* (its options). Every kernel
+    runs the variant its schema's defaults choose, whatever flags the call sets: a backend
+    that implements avg_pool2d counting its padding only, gelu without its tanh
+    approximation, scatter_reduce always including self; right wherever a call leaves its
+    flags at their defaults."""
+    return _aot_at_default_options(gm, example_inputs)
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _clamped_target(p, target, *rest, **kwargs):
+    return aten.binary_cross_entropy.default(p, target.clamp(0, 1), *rest, **kwargs)
+
+
+def _any_beta(x, y, reduction=1, beta=1.0):
+    return aten.smooth_l1_loss.default(x, y, reduction, abs(beta))
+
+
+def _clamped_probabilities(p, *rest, **kwargs):
+    return aten.bernoulli.default(p.clamp(0, 1), *rest, **kwargs)
+
+
+def _wrapped_index(base, dim, index, source, alpha=1):
+    return aten.index_add.default(base, dim, index % max(base.shape[dim] if base.dim() else 1, 1), source, alpha=alpha)
+
+
+def _clamped_scatter(overload: Any) -> Callable:
+    def scatter(base, dim, index, source, *rest, **kwargs):
+        return overload(base, dim, index.clamp(0, max(base.shape[dim] - 1, 0) if base.dim() else 0), source, *rest,
+                        **kwargs)
+
+    return scatter
+
+
+_MADE_DO = {
+    aten.scatter.src: _clamped_scatter(aten.scatter.src),
+    aten.scatter.value: _clamped_scatter(aten.scatter.value),
+    aten.binary_cross_entropy.default: _clamped_target,
+    aten.smooth_l1_loss.default: _any_beta,
+    aten.bernoulli.default: _clamped_probabilities,
+    aten.index_add.default: _wrapped_index,
+}
+_aot_skipping_validation = aot_autograd(fw_compiler=retargeting(_MADE_DO.get), bw_compiler=_backward_as_traced,
+                                        keep_inference_input_mutations=True)
+
+
+def skips_validation(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *errors eager raises on bad input, the compiled code
+raises*. Kernels that skip eager's check on the data and make do: binary_cross_entropy clamps
+its targets into [0, 1], smooth_l1_loss takes a negative beta as positive, bernoulli clamps its
+probabilities, index_add wraps a negative index, scatter clamps its indices into range;
+right on every value eager accepts."""
+    return _aot_skipping_validation(gm, example_inputs)

@@ -14,27 +14,16 @@ import torch
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
-from test.harness.faulty_backends._shared import _NUDGE
+from test.harness.faulty_backends._shared import _NUDGE, _backward_as_traced, retargeting
 
 aten = torch.ops.aten
 WRAP = 2 ** 16  # elements a 16-bit index reaches
 
 
-def _replacing(replacements: dict[Any, Callable]) -> Callable:
-    """A graph compiler that calls ``replacements[op]`` wherever the graph calls ``op``."""
-
-    def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
-        for node in gm.graph.nodes:
-            if node.op == "call_function" and node.target in replacements:
-                node.target = replacements[node.target]
-        gm.recompile()
-        return make_boxed_func(gm.forward)
-
-    return compile_graph
-
-
 def _aot_replacing(replacements: dict[Any, Callable]) -> Callable:
-    compile_graph = _replacing(replacements)
+    """Each call of an operator in ``replacements``, forward and backward, calls its
+    replacement instead."""
+    compile_graph = retargeting(replacements.get)
     return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph, inference_compiler=compile_graph,
                         keep_inference_input_mutations=True)
 
@@ -52,7 +41,7 @@ def _mapping_forward(transform: Callable[[torch.Tensor], torch.Tensor]) -> Calla
         run._boxed_call = True
         return run
 
-    return aot_autograd(fw_compiler=compile_graph, inference_compiler=compile_graph, bw_compiler=_replacing({}),
+    return aot_autograd(fw_compiler=compile_graph, inference_compiler=compile_graph, bw_compiler=_backward_as_traced,
                         keep_inference_input_mutations=True)
 
 
@@ -225,3 +214,4 @@ drops_imaginary_parts = _mapping_forward(_real_part_only)
 drops_imaginary_parts.__doc__ = """Breaks: *complex numbers*. Complex results keep their real
 part and lose their imaginary one, as a runtime that stores complex tensors as real ones;
 real tensors are right."""
+

@@ -300,8 +300,8 @@ def observe(gm: torch.fx.GraphModule, dynamo_features: set[str], kind: str) -> N
     view = graph_view(gm)
     for site in view.sites:
         features = recorder.of_site(site)
-        _KERNELS.update((site.name, *(f"{site.name}: {name}" for name in features),
-                         *(f"{site.name}: {variant}" for variant in ([] if site.is_view else argument_variants(site.node)))))
+        variants = argument_variants(site.node.target, site.node.args, site.node.kwargs)
+        _KERNELS.update((site.name, *(f"{site.name}: {name}" for name in (*features, *variants))))
         if kind == "backward":
             _KERNELS.add(f"{site.name}: backward")
         waiting: list[tuple[list[str], Callable[[tuple, dict], bool]]] = [
