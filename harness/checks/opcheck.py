@@ -9,6 +9,7 @@ user of that backend would get.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unittest
 from typing import Any, Callable
@@ -91,6 +92,9 @@ def _split(args: tuple, kwargs: dict) -> tuple[list[Any], Callable[[list[Any]], 
     return [leaves[position] for position in positions], rebuild
 
 
+_FLAT_FNS = itertools.count()
+
+
 def _flattened(func: Callable, args: tuple, kwargs: dict) -> tuple[list[torch.Tensor], Callable]:
     """The call's tensors, and ``func`` as a function of just those tensors."""
     tensors, rebuild = _split(tuple(args), dict(kwargs))
@@ -99,6 +103,11 @@ def _flattened(func: Callable, args: tuple, kwargs: dict) -> tuple[list[torch.Te
         call_args, call_kwargs = rebuild(list(values))
         return func(*call_args, **call_kwargs)
 
+    # A code object of its own: where Dynamo compiles each call's flat_fn as a frame apart (a
+    # graph break in a batch's loop), calls sharing one code object share its cache, and
+    # torch 2.13 does not guard on a torch.Tensor method held in a closure (pytorch#197811):
+    # rsub would run the graph __radd__ compiled.
+    flat_fn.__code__ = flat_fn.__code__.replace(co_name=f"flat_fn_{next(_FLAT_FNS)}")
     return tensors, flat_fn
 
 

@@ -261,6 +261,14 @@ def torch_function_swapped():
     return World(lambda x: config.activation(x) * 2, _setter(config, "activation", torch.tanh, torch.sigmoid))
 
 
+@state_change("a Tensor method held in a config swapped", ("BUILTIN_MATCH",))
+def tensor_method_swapped():
+    # A method of torch.Tensor (a C method descriptor: Tensor.add, Tensor.__radd__) is a
+    # callable of its own kind to Dynamo; code that picks an operation from a table holds one.
+    config = types.SimpleNamespace(combine=torch.Tensor.add)
+    return World(lambda x: config.combine(x, 2.0) * 2, _setter(config, "combine", torch.Tensor.add, torch.Tensor.sub))
+
+
 @state_change("a torch.nn.functional function held in a config swapped", ("CLOSURE_MATCH",))
 def functional_swapped():
     config = types.SimpleNamespace(normalize=F.softmax)
