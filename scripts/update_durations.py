@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Refresh test/durations.json (used to order and shard tests) from runs' results.json.
+"""Refresh test/durations.json (used to order and shard tests) from runs' results.json; a
+run with --op-sweep full refreshes the operator sweep's tests in test/durations_full_sweep.json.
 
     python run_tests.py --report-dir reports && python scripts/update_durations.py reports/results.json
 
@@ -17,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.report.results import ResultsError, load  # noqa: E402
-from harness.run.selection import DEFAULT_DURATIONS, load_durations  # noqa: E402
+from harness.run.selection import DEFAULT_DURATIONS, FULL_SWEEP_DURATIONS, in_sweep, load_durations  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -29,18 +30,23 @@ def main(argv: list[str]) -> int:
     except ResultsError as error:
         print(f"update_durations.py: {error}", file=sys.stderr)
         return 2
-    durations = load_durations(DEFAULT_DURATIONS)
+    files = {False: DEFAULT_DURATIONS, True: FULL_SWEEP_DURATIONS}
+    durations = {full: load_durations(path) for full, path in files.items()}
     updated = 0
     for results in runs:
+        full_sweep = results.run.get("op_sweep") == "full"
         # Only tests that ran to the end say how long they take.
         for test in results.tests:
             if test.outcome not in ("CRASH", "TIMEOUT", "SKIP"):
-                durations[test.id] = round(test.duration_s, 2)
+                durations[full_sweep and in_sweep(test.id)][test.id] = round(test.duration_s, 2)
                 updated += 1
     existing = set(_collect_ids())
-    kept = {test_id: seconds for test_id, seconds in durations.items() if test_id in existing}
-    DEFAULT_DURATIONS.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
-    print(f"wrote {len(kept)} durations to {DEFAULT_DURATIONS} ({updated} from these runs)")
+    for full, path in files.items():
+        kept = {test_id: seconds for test_id, seconds in durations[full].items()
+                if test_id in existing and (not full or in_sweep(test_id))}
+        path.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
+        print(f"wrote {len(kept)} durations to {path}")
+    print(f"{updated} from these runs")
     return 0
 
 

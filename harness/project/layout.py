@@ -22,6 +22,11 @@ INSTALLED = (_BUNDLED / "test" / "dynamo").is_dir()
 SUITE_ROOT = _BUNDLED if INSTALLED else HARNESS_DIR.parent
 SCENARIO_DIR = SUITE_ROOT / "test" / "dynamo"
 DURATIONS = SUITE_ROOT / "test" / "durations.json"
+# The operator sweep's tests as the full sweep (--op-sweep full) runs them: the tests that
+# span the tier's ops (reference and error inputs, value domains) take minutes there, seconds
+# in the quick sweep the file above records.
+FULL_SWEEP_DURATIONS = SUITE_ROOT / "test" / "durations_full_sweep.json"
+SWEEP_MODULE = "test.dynamo.test_op_sweep"
 # How a user starts a run: the distribution's console command (setup.cfg,
 # [options.entry_points]) wherever it is installed, the script in a clone. The rerun lines
 # and repros in the reports name the one the run was started with.

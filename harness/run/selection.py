@@ -38,12 +38,14 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from harness import settings
 from harness.project import layout
 from harness.report.results import SCHEMA
 from harness.run.options import UsageError
 from harness.testcase import default_tier, tiers
 
 DEFAULT_DURATIONS = layout.DURATIONS
+FULL_SWEEP_DURATIONS = layout.FULL_SWEEP_DURATIONS
 _FALLBACK_SECONDS = 1.0
 
 
@@ -92,7 +94,7 @@ def choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, in
             else ("", "--list")
         raise UsageError(f"no test matched -k {' -k '.join(args.patterns)}{where}; "
                          f"{args.command} {listing} shows the ids")
-    durations = load_durations(args.durations)
+    durations = run_durations(args.durations)
     # Outside its tier a stress scenario only skips: it must not weigh on ordering or shards.
     durations.update({test.id: 0.0 for test in tests if test.tier not in ("default", tiers.current())})
     if shard is not None:
@@ -107,7 +109,7 @@ def time_limits(tests: list, args: argparse.Namespace) -> tuple[list, str]:
     says it."""
     if args.timeout is not None:
         return tests, f"timeout {args.timeout:g} s" if args.timeout else "no timeout"
-    limits = derive(tests, load_durations(args.durations))
+    limits = derive(tests, run_durations(args.durations))
     tests = [dataclasses.replace(test, timeout=limits[test.id][0]) for test in tests]
     seconds = [test.timeout for test in tests] or [0.0]
     return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations"
@@ -129,6 +131,22 @@ def parse_shard(text: str) -> tuple[int, int]:
     if count < 1 or not 1 <= index <= count:
         raise ShardSpecError(f"bad --shard '{text}': need 1 <= I <= N (shards are numbered from 1)")
     return index, count
+
+
+def run_durations(path: str | Path | None) -> dict[str, float]:
+    """The durations this run orders and limits its tests by: the file given, else the bundled
+    ones of its operator sweep (the operator sweep's tests from FULL_SWEEP_DURATIONS under
+    ``--op-sweep full``, the others' from DEFAULT_DURATIONS)."""
+    durations = load_durations(path)
+    if path or settings.current().get(settings.OP_SWEEP, "quick") != "full":
+        return durations
+    return {**{test_id: seconds for test_id, seconds in durations.items() if not in_sweep(test_id)},
+            **load_durations(FULL_SWEEP_DURATIONS)}
+
+
+def in_sweep(test_id: str) -> bool:
+    """Whether a test is the operator sweep's (its durations depend on --op-sweep)."""
+    return test_id.startswith(layout.SWEEP_MODULE + ".")
 
 
 def load_durations(path: str | Path | None) -> dict[str, float]:

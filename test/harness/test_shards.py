@@ -8,6 +8,10 @@ import unittest
 from pathlib import Path
 
 from harness.run.options import UsageError, parse_jobs
+from unittest import mock
+
+from harness import settings
+from harness.run import selection
 from harness.run.selection import ShardSpecError, load_durations, longest_first, matches, parse_shard, partition
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
@@ -65,6 +69,20 @@ class PartitionTests(unittest.TestCase):
             plain.write_text('{"b": 1}')
             self.assertEqual(load_durations(plain), {"b": 1.0})
             self.assertEqual(load_durations(Path(tmp) / "absent.json"), {})
+
+    def test_the_full_sweep_limits_the_sweeps_tests_by_its_own_durations(self):
+        sweep, other = "test.dynamo.test_op_sweep.OpSweepTests_eager.test_error_inputs", "test.dynamo.m.F_eager.test_a"
+        with tempfile.TemporaryDirectory() as tmp:
+            quick, full = Path(tmp) / "quick.json", Path(tmp) / "full.json"
+            quick.write_text(json.dumps({sweep: 3.0, other: 1.0}))
+            full.write_text(json.dumps({sweep: 300.0}))
+            with mock.patch.object(selection, "DEFAULT_DURATIONS", quick), \
+                    mock.patch.object(selection, "FULL_SWEEP_DURATIONS", full):
+                with settings.using(settings.Settings({settings.OP_SWEEP: "full"})):
+                    self.assertEqual(selection.run_durations(None), {sweep: 300.0, other: 1.0})
+                    self.assertEqual(selection.run_durations(quick), {sweep: 3.0, other: 1.0})  # a file given: as it is
+                with settings.using(settings.Settings({})):
+                    self.assertEqual(selection.run_durations(None), {sweep: 3.0, other: 1.0})
 
 
 class PatternTests(unittest.TestCase):
