@@ -156,6 +156,15 @@ def dynamo_config_patch(**values: Any):
     return torch._dynamo.config.patch(**values)
 
 
+def recompiles_allowed(count: int):
+    """A context in which Dynamo compiles a function at least ``count`` times before it gives
+    up and runs it eagerly: per guard set (``recompile_limit``) and in all
+    (``accumulated_recompile_limit``, 256 by default)."""
+    config = torch._dynamo.config
+    names = [name for name in ("recompile_limit", "accumulated_recompile_limit") if hasattr(config, name)]
+    return config.patch(**{name: max(count, getattr(config, name)) for name in names})
+
+
 def dynamo_config_value(name: str) -> Any:
     """The current value of one of Dynamo's config keys (``assume_static_by_default``)."""
     return getattr(torch._dynamo.config, name)

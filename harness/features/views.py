@@ -231,7 +231,7 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
 # ``reduction``): a flag or a mode, or a number its schema gives a default (not the sizes a
 # decomposition passes on, group_norm's N and HxW). Not the tensors it reads, nor the lists
 # that size them; a ScalarType prints as int.
-_FLAG_TYPES = frozenset({"bool", "str"})
+FLAG_TYPES = frozenset({"bool", "str"})  # a flag or a mode
 _NUMBER_TYPES = frozenset({"int", "float", "number"})
 # Where a result is placed, not which kernel computes it.
 _PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device"})
@@ -239,26 +239,37 @@ _PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_
 _NO_VARIANTS = frozenset({families.SHAPE, families.COPY, families.CREATION})
 
 
-def argument_variants(target: Any, args: tuple, kwargs: dict) -> list[str]:
-    """``name=value`` for each option an ATen call's schema has, as the call (a graph's node's
-    target and arguments, or an eager call's) sets it or as its default leaves it: a backend
-    implements each variant of a kernel apart (avg_pool2d not counting padding, gelu's tanh
-    approximation) and gets one wrong alone. Numbers other than 0, 1 and -1 read as
-    ``other``; [] for a call that is not an ATen operator's."""
+def option_arguments(target: Any) -> list[tuple[int, Any, str]]:
+    """(position, schema argument, its type without Optional) of each option of an ATen
+    operator's schema; [] for a call that is not an ATen operator's, a view's or one whose
+    options pick no computation."""
     schema = getattr(target, "_schema", None)
     if schema is None or not compat.is_op_overload(target) or target._opname in VIEW_OPS \
             or families.family_of(target._opname) in _NO_VARIANTS:
         return []
-    given = {argument.name: value for argument, value in zip(schema.arguments, args)}
-    given.update(kwargs)
     found = []
-    for argument in schema.arguments:
+    for position, argument in enumerate(schema.arguments):
         kind = str(argument.type)
         if kind.startswith("Optional[") and kind.endswith("]"):
             kind = kind[len("Optional["):-1]
-        option = kind in _FLAG_TYPES or kind in _NUMBER_TYPES and argument.has_default_value()
-        if not option or argument.name in _PLACEMENT_OPTIONS:
+        if argument.name in _PLACEMENT_OPTIONS:
             continue
+        if kind in FLAG_TYPES or kind in _NUMBER_TYPES and argument.has_default_value():
+            found.append((position, argument, kind))
+    return found
+
+
+def argument_variants(target: Any, args: tuple, kwargs: dict) -> list[str]:
+    """``name=value`` for each option an ATen call's schema has (option_arguments), as the
+    call (a graph's node's target and arguments, or an eager call's) sets it or as its default
+    leaves it: a backend implements each variant of a kernel apart (avg_pool2d not counting
+    padding, gelu's tanh approximation) and gets one wrong alone. Numbers other than 0, 1 and
+    -1 read as ``other``; [] for a call that is not an ATen operator's."""
+    options = option_arguments(target)
+    given = {argument.name: value for argument, value in zip(target._schema.arguments, args)} if options else {}
+    given.update(kwargs)
+    found = []
+    for _, argument, kind in options:
         if argument.name in given:
             value = given[argument.name]
         elif argument.has_default_value():

@@ -82,6 +82,11 @@ def op_test_name(op) -> str:
     return op_test_name_of(op.name + (f"_{op.variant_test_name}" if op.variant_test_name else ""))
 
 
+def op_label(op) -> str:
+    """An OpInfo's name with its variant's (``max.reduction_with_dim``)."""
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
 def op_test_name_of(name: str) -> str:
     return "test_op_" + re.sub(r"\W", "_", name)
 
@@ -308,8 +313,9 @@ class OpSweepTests(BackendTestCase):
                 result = torch.compile(flat_fn, backend=self.counter, **opcheck._compile_kwargs(self))(*tensors)
             except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
                 # Rejected while Dynamo traced, before the backend received a graph: torch's
-                # meta functions word their own messages, the same for every backend.
-                if not call.raised_like(error, message=self.counter.frame_count > graphs):
+                # meta functions raise their own exceptions (aminmax's RuntimeError for eager's
+                # IndexError), the same for every backend; only the backend's are judged.
+                if self.counter.frame_count > graphs and not call.raised_like(error):
                     problems.append(f"{call.name}: raised something else than eager's {call.error_type.__name__} "
                                     f"({call.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
             else:
@@ -512,27 +518,53 @@ def reference_calls(group: str) -> list[value_domains.Call]:
     if group == "options":
         return option_calls()
     where, calls = device.selected_type(), []
-    for category in REFERENCE_CATEGORIES[group]:
-        for name in QUICK_TIER[category]:
-            op = _quick_op(name)
-            if op is None or not op.supports_dtype(torch.float32, where):
+    for category, op in reference_ops(group):
+        if not op.supports_dtype(torch.float32, where):
+            continue
+        found, shown = 0, set()
+        for sample in _reference_inputs(op, where):
+            args, kwargs = (sample.input, *sample.args), sample.kwargs
+            if reference_group(category, args, kwargs) != group:
                 continue
-            found, shown = 0, set()
-            for sample in _reference_inputs(op, where):
-                args, kwargs = (sample.input, *sample.args), sample.kwargs
-                if reference_group(category, args, kwargs) != group:
-                    continue
-                features = _features_shown(op, args, kwargs) & REFERENCE_FEATURES[group]
-                if found and features <= shown:
-                    continue
-                shown |= features
-                calls.append(value_domains.Call(f"{op.name} (reference input {found})", op.op, args, kwargs,
-                                                every_operand=category in value_domains.OPERAND_CATEGORIES,
-                                                category=category))
-                found += 1
-                if found == REFERENCE_PER_OP[tier()]:
-                    break
+            features = _features_shown(op, args, kwargs) & REFERENCE_FEATURES[group]
+            if found and features <= shown:
+                continue
+            shown |= features
+            calls.append(value_domains.Call(f"{op_label(op)} (reference input {found})", op.op, args, kwargs,
+                                            every_operand=category in value_domains.OPERAND_CATEGORIES,
+                                            category=category))
+            found += 1
+            if found == REFERENCE_PER_OP[tier()]:
+                break
     return calls
+
+
+def reference_ops(group: str) -> list[tuple[str, object]]:
+    """(category, OpInfo) of the ops whose reference inputs a group draws from: the quick
+    tier's of the group's categories; in the full tier, every op of op_db in them (op_category)."""
+    if tier() == "full":
+        return [(category, op) for op in selected_ops()
+                if (category := op_category(op)) in REFERENCE_CATEGORIES[group] and not hands_to_seeding_wrapper(op.op)]
+    ops = ((category, _quick_op(name)) for category in REFERENCE_CATEGORIES[group] for name in QUICK_TIER[category])
+    return [(category, op) for category, op in ops if op is not None]
+
+
+def op_category(op) -> str:
+    """The sweep's category of an OpInfo: its quick-tier one, else what its OpInfo class says
+    (a unary or binary ufunc, a reduction) or its name's namespace (linalg, nn.functional)."""
+    from torch.testing._internal.opinfo.core import BinaryUfuncInfo, ReductionOpInfo, UnaryUfuncInfo
+
+    if not op.variant_test_name:
+        for category, names in QUICK_TIER.items():
+            if op.name in names:
+                return category
+    kinds = ((UnaryUfuncInfo, "unary pointwise"), (BinaryUfuncInfo, "binary pointwise"), (ReductionOpInfo, "reductions"))
+    for kind, category in kinds:
+        if isinstance(op, kind):
+            return category
+    if op.name.startswith("linalg."):
+        return "linear algebra"
+    return "neural network" if op.name.startswith("nn.functional.") else "other"
 
 
 def option_ops() -> list:
@@ -552,7 +584,7 @@ def option_calls() -> list[value_domains.Call]:
     for op in option_ops():
         if not op.supports_dtype(torch.float32, where):
             continue
-        label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        label = op_label(op)
         asked: set[str] = set()
         found = 0
         for index, sample in enumerate(_inputs(op, where, op.sample_inputs)):
@@ -596,10 +628,10 @@ class ErrorCall:
     pattern: str
     message: str  # what eager raised
 
-    def raised_like(self, error: BaseException, message: bool = True) -> bool:
+    def raised_like(self, error: BaseException) -> bool:
         """Whether ``error``, or an exception it wraps, is eager's, its message matching the
-        pattern where eager's does (with ``message``)."""
-        matches = message and re.search(self.pattern, self.message) is not None
+        pattern where eager's does."""
+        matches = re.search(self.pattern, self.message) is not None
         for cause in compat.exception_chain(error):
             if isinstance(cause, self.error_type) and (not matches or re.search(self.pattern, str(cause))):
                 return True
@@ -610,7 +642,7 @@ def error_calls() -> list[ErrorCall]:
     """Each op's error inputs on which eager raises the exception the OpInfo names."""
     calls = []
     for op in option_ops():
-        label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        label = op_label(op)
         try:
             errors = list(op.error_inputs(device.selected_name()))
         except Exception:  # noqa: BLE001 -- a generator this device or torch cannot run
@@ -677,13 +709,21 @@ def _inputs(op, where: str, source: Callable) -> Iterator:
     try:
         for sample in source(device.selected_name(), torch.float32, requires_grad=grad):
             given += 1
-            yield sample
+            if _strided(sample):
+                yield sample
     except (ValueError, RuntimeError):
         if not grad:
             return
         for index, sample in enumerate(source(device.selected_name(), torch.float32)):
-            if index >= given:
+            if index >= given and _strided(sample):
                 yield sample
+
+
+def _strided(sample) -> bool:
+    """Whether every tensor of a sample is dense (sparse layouts are the sparse tests' business:
+    the checks compare and lay out strided tensors)."""
+    values = pytree.tree_leaves((sample.input, sample.args, sample.kwargs))
+    return all(value.layout == torch.strided for value in values if isinstance(value, torch.Tensor))
 
 
 def promotion_calls() -> list[value_domains.Call]:

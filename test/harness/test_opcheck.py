@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unittest
+import warnings
 
 import torch
 
@@ -68,6 +69,16 @@ class QuickTierTests(unittest.TestCase):
 
         missing = [name for names in QUICK_TIER.values() for name in names if _quick_op(name) is None]
         self.assertEqual(missing, [])
+
+    def test_the_full_tier_gives_every_op_a_category_its_quick_one_first(self):
+        from test.dynamo.test_op_sweep import _op_db, op_category
+
+        ops = {op.name: op for op in _op_db() if not op.variant_test_name}
+        self.assertEqual([op_category(ops[name]) for name in ("sin", "cos", "hypot", "amax", "nansum", "linalg.det",
+                                                              "index_select", "nn.functional.mse_loss",
+                                                              "cumsum", "diag")],
+                         ["unary pointwise", "unary pointwise", "binary pointwise", "reductions", "reductions",
+                          "linear algebra", "indexing", "neural network", "sorting", "other"])
 
 
 class RandomOpCheckTests(unittest.TestCase):
@@ -145,6 +156,22 @@ class ValueDomainTests(unittest.TestCase):
         self.assertTrue(all("sign of zero" in each.what for each in found), found)
         with self.assertRaises(NoGraphCaptured):  # no domain called the compiled ops
             value_domains.batch_check(calls, "aot_eager", domains=())
+
+    def test_each_call_of_a_batch_dynamo_compiles_call_by_call_runs_its_own_operator(self):
+        # A graph break in the batch's loop (a warning) makes Dynamo compile each call's
+        # flat_fn as a frame of its own; sharing one code object, rsub ran __radd__'s graph
+        # (torch 2.13, pytorch#197811: no guard on a torch.Tensor method).
+        def warns(x):
+            warnings.warn("a graph break")
+            return x * 2
+
+        pair = (torch.tensor(5.0), torch.tensor(3.0))
+        calls = [value_domains.Call("warns", warns, (torch.randn(3),), {}),
+                 value_domains.Call("__radd__", torch.Tensor.__radd__, pair, {}, every_operand=True),
+                 value_domains.Call("rsub", torch.rsub, pair, {}, every_operand=True)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.assertEqual(value_domains.batch_check(calls, "eager", domains=value_domains.CATALOGUE[:1]), [])
 
     def test_an_op_whose_compile_fails_is_named_and_the_others_still_judged(self):
         def refuses_sub(gm, example_inputs):

@@ -16,6 +16,7 @@ import torch.utils._pytree as pytree
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
+from harness.features import views
 from test.harness.faulty_backends._shared import _backward_as_traced, _nudged, retargeting
 
 aten = torch.ops.aten
@@ -390,17 +391,12 @@ def keeps_its_own_generator(gm: torch.fx.GraphModule, example_inputs: list[Any])
     return run
 
 
-# A flag or mode of an operator's schema (keepdim, approximate, include_self, count_include_pad):
-# which variant of its kernel runs.
-_FLAG_TYPES = ("bool", "str", "Optional[str]")
-
-
 def _at_default_options(op: Any) -> Callable | None:
-    """``op`` called with each of its flags at its schema's default, None if it has none."""
-    schema = getattr(op, "_schema", None)
-    flags = [(position, argument) for position, argument in enumerate(schema.arguments)
-             if str(argument.type) in _FLAG_TYPES and argument.has_default_value()] if schema is not None else []
-    if not flags or not isinstance(op, torch._ops.OpOverload):
+    """``op`` called with each of its flags and modes (harness.features.views's options) at
+    its schema's default, None if it has none."""
+    flags = [(position, argument) for position, argument, kind in views.option_arguments(op)
+             if kind in views.FLAG_TYPES and argument.has_default_value()]
+    if not flags:
         return None
 
     def call(*args: Any, **kwargs: Any) -> Any:
