@@ -7,14 +7,18 @@ is in rooms, one job each, lower rooms never importing higher ones
 
 * ``compat`` (the one place that knows torch versions), ``state`` (global state: seeding,
   snapshots, leaks), ``errors`` and ``settings`` (the run's configuration, built once);
+* ``features``: the catalogue of conditions a graph or a call shows, read from the graphs,
+  and the scope a backend declares;
 * ``measure``: what ran (graphs received, guard failures, eager share, graphs for repros);
 * ``checks``: comparison with eager (values, accuracy, graphs, one operator, models);
 * ``axes``: backend, variant, dtype and device, declared once;
 * ``testcase``: the base TestCases, class generation, expectations and tiers;
 * ``generated``: generated programs and their differential check.
 
-The machinery of ``run_tests.py`` lives in ``harness.run`` and the reports in
-``harness.report``; nothing in the library imports either. Names are imported on first
+The machinery of ``run_tests.py`` lives in ``harness.run``, what its workers run in
+``harness.worker``, the reports in ``harness.report`` and what a backend project brings (its
+configuration, scenarios, models) in ``harness.project``; nothing in the library imports
+any of them. Names are imported on first
 use, so the runner can import ``harness.testcase.tiers`` (and say that torch is missing)
 without importing torch.
 """
@@ -31,13 +35,20 @@ _EXPORTS = {
     ),
     "harness.testcase.base": ("BackendTestCase", "DynamoTestCase", "for_each_backend"),
     "harness.checks.compare": (
-        "assert_close", "assert_same_outputs_and_grads", "clone_input", "clone_inputs",
-        "rand_strided", "tolerance",
+        "assert_close", "assert_same_aliasing", "assert_same_autograd_metadata", "assert_same_outputs_and_grads",
+        "assert_same_strides", "clone_input", "clone_inputs", "rand_strided", "tolerance", "weighted_loss",
     ),
+    "harness.checks.graphs": ("GraphRecorder", "graph_text", "in_place_nodes", "writes_into_inputs"),
+    "harness.checks.opcheck": ("OpCheckFailure", "op_check", "random_op_check"),
+    "harness.checks.updates": ("Snapshot", "assert_same_updates", "named_state"),
+    "harness.axes.second_size": ("has_symbolic_sizes",),
+    "harness.testcase.deadline": ("seconds_left",),
+    "harness.features.recorder": ("of_values", "variants_called"),
+    "harness.features.views": ("meta_of",),
     "harness.compat": ("normalize_guard_reason",),
     "harness.measure.counters": ("CompileCounter", "CompileCounterWithBackend", "count_ops"),
     "harness.testcase.expectations": ("Expectation", "ExpectationError"),
-    "harness.checks.models": ("ModelSpec",),
+    "harness.checks.models": ("ModelSpec", "check_eval", "check_train", "missing_library"),
     "harness.measure.guards": ("GuardFailureRecorder",),
     "harness.features.scope": ("needs",),
 }
@@ -56,6 +67,8 @@ _SUBMODULES = {
     "opcheck": "harness.checks.opcheck", "programs": "harness.generated.programs", "repro": "harness.measure.repro",
     "second_size": "harness.axes.second_size", "share_limit": "harness.measure.share_limit",
     "smoke": "harness.testcase.smoke", "tiers": "harness.testcase.tiers", "variants": "harness.axes.variants",
+    "value_domains": "harness.checks.value_domains", "catalogue": "harness.features.catalogue",
+    "compute": "harness.generated.compute", "perf": "harness.testcase.perf", "extensions": "harness.project.extensions",
 }
 
 __all__ = sorted(_MODULE_OF)

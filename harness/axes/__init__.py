@@ -3,6 +3,8 @@ Dynamo's configuration (``variants``, with the dynamic variants' replays in ``se
 and ``automatic_dynamic`` and the export variants' runner in ``export``), torch's default
 dtype (``dtypes``), the device (``device``) and the compile options (``compile_options``).
 
-Each axis is declared once (``axis``); class generation, collection, results, reports,
-expectations, accept and repros iterate over the declarations instead of naming them.
+Each axis is declared once (``axis``); ``registry`` holds the axes in use, in the order of
+test ids and report columns, and ``variant_checks`` what the variant axis does to a test.
+Class generation, collection, results, reports, expectations, accept and repros iterate over
+the declarations instead of naming them.
 """

@@ -2,6 +2,8 @@
 strides and aliasing (``compare``), accuracy against a float64 reference (``accuracy``),
 AOTAutograd's graphs read back (``graphs``), one operator at a time (``opcheck``), whole
 models (``models``), an exported program's own contract (``exported``), a reference against
-a compiled callable on fresh inputs (``replay``), and the clause of the backend contract a
+a compiled callable on fresh inputs (``replay``), the values real programs feed an operator
+and the batched check over them (``value_domains``), a training step judged by what it
+changed (``updates``), and the clause of the backend contract a
 failed check enforces (``clauses``).
 """

@@ -3,8 +3,10 @@
 their own (``collection``, which then stays as the workers' fork server), choosing, ordering
 and sharding them and their time limits (``selection``), running them in pytest-xdist
 workers with crash and hang containment (``engine`` in the controller; what each worker
-runs is ``harness.worker``), progress lines (``progress``), the record, reports and exit code
-(``finish``) and ``--accept`` (``accept``).
+runs is ``harness.worker``), tests kept from failing because of each other
+(``isolation``), inductor's toolchain warmed while collecting (``warmup``), progress lines
+(``progress``), the record, reports and exit code (``finish``), ``--accept`` (``accept``) and
+``--minify`` (``minify``).
 
 Layering: this package may import the scenario library (``harness``), the reports
 (``harness.report``) and the workers' side (``harness.worker``); none imports it

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness import compat
-from harness.checks.models import ModelSpec
+from harness import ModelSpec
 
 VOCAB = 96
 SEQUENCE = 16

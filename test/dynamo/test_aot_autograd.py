@@ -40,7 +40,7 @@ from harness import (
     rand_strided,
 )
 from harness import capabilities, compat, dtypes, tiers, variants
-from harness.checks.compare import weighted_loss
+from harness import weighted_loss
 
 
 def _grads(outputs, inputs, grad_outputs=None, **kwargs):

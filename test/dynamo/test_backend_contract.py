@@ -21,12 +21,12 @@ import torch.nn.functional as F
 from parameterized import parameterized
 
 from harness import BackendTestCase, accuracy, device, dtypes, for_each_backend, variants
-from harness.axes.second_size import has_symbolic_sizes
-from harness.checks.compare import (
+from harness import (
     assert_close,
     assert_same_aliasing,
     assert_same_autograd_metadata,
     assert_same_strides,
+    has_symbolic_sizes,
     tolerance,
     weighted_loss,
 )

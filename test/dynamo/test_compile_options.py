@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from harness import BackendTestCase, assert_close, for_each_backend, variants
-from harness.axes.second_size import has_symbolic_sizes
+from harness import has_symbolic_sizes
 
 # Option names and a mode no backend can know.
 UNKNOWN = ("dynamo_aot_suite_unknown_option_a", "dynamo_aot_suite_unknown_option_b")

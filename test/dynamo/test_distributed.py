@@ -29,7 +29,7 @@ from pathlib import Path
 from parameterized import parameterized
 
 from harness import BackendTestCase, assert_close, capabilities, distributed, for_each_backend, needs, tiers, variants
-from harness.settings import current as current_settings
+from harness import settings
 
 _COST = "two processes importing torch and compiling, 15-25 s a test"
 
@@ -47,7 +47,7 @@ class DistributedTrainingTests(BackendTestCase):
     def test_training(self, pattern: str):
         with tempfile.TemporaryDirectory(prefix="dynamo-suite-ranks-") as directory:
             runs = distributed.train(pattern, self.backend.spec, Path(directory),
-                                     current_settings().environment())
+                                     settings.current().environment())
         self.count_graphs_received_elsewhere(sum(run.graphs for run in runs))
         for run in runs:
             where = f"rank {run.rank} ({distributed.PATTERNS[pattern]})"

@@ -31,10 +31,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 from harness import BackendTestCase, for_each_backend, settings, tiers
-from harness.testcase.deadline import seconds_left
-from harness.generated import compute
-from harness.generated.differential import disagreement, headline, shrink
-from harness.generated.programs import Program, generate, parse
+from harness import compute, differential, programs, seconds_left
 
 BUDGET_ENV = settings.GENERATED
 DEFAULT_BUDGET = 16
@@ -58,27 +55,28 @@ def budget(nightly: int = NIGHTLY_BUDGET) -> int:
 
 
 class ProgramCase(BackendTestCase):
-    def check_program(self, program: Program, *, shrink_it: bool = True) -> None:
-        message = disagreement(program, self.compile)
+    def check_program(self, program: programs.Program, *, shrink_it: bool = True) -> None:
+        message = differential.disagreement(program, self.compile)
         if message is None:
             return
         if not shrink_it:
-            self.fail(f"program disagrees with eager: {headline(message)}\n\n{program.source()}\n{message}")
+            self.fail(f"program disagrees with eager: {differential.headline(message)}\n\n{program.source()}\n"
+                      f"{message}")
         seconds = seconds_left(SHRINK_S) - RESERVE_S
-        small, small_message = shrink(program, self.compile, message, seconds=max(0.0, seconds),
-                                      before_each=self.reset_dynamo)
+        small, small_message = differential.shrink(program, self.compile, message, seconds=max(0.0, seconds),
+                                                   before_each=self.reset_dynamo)
         # Compiled last, with the graphs of the attempts forgotten: the problem's repro holds
         # the shrunk program's graphs only.
         self.reset_dynamo()
         for counter in self._counters:
             counter.clear()
-        disagreement(small, self.compile)
-        self.fail(f"generated program disagrees with eager: {headline(small_message)}\n"
+        differential.disagreement(small, self.compile)
+        self.fail(f"generated program disagrees with eager: {differential.headline(small_message)}\n"
                   f"shrunk from {len(program.statements)} to {len(small.statements)} statements "
                   f"(seed {program.seed}){self._domains(small)}; it runs on its own:\n\n{small.source()}\n"
                   f"{small_message}")
 
-    def _domains(self, program: Program) -> str:
+    def _domains(self, program: programs.Program) -> str:
         """For a compute program: the kinds of input values it also disagrees on (its
         inputs redrawn from each value domain; the same shapes, so no new compile)."""
         if program.exact is None:
@@ -86,7 +84,7 @@ class ProgramCase(BackendTestCase):
         found = {}
         for domain, variant in compute.redrawn(program):
             try:
-                found[domain] = disagreement(variant, self.compile) is not None
+                found[domain] = differential.disagreement(variant, self.compile) is not None
             except Exception:  # eager rejects these values: the kind does not apply
                 continue
         failing = [domain for domain, failed in found.items() if failed]
@@ -96,7 +94,7 @@ class ProgramCase(BackendTestCase):
 
 def _seed_test(seed: int):
     def test(self):
-        self.check_program(generate(seed))
+        self.check_program(programs.generate(seed))
 
     test.__name__ = f"test_seed_{seed:04d}"
     test.__doc__ = f"The generated program of seed {seed}."
@@ -142,7 +140,7 @@ def _found_test(name: str, entry: dict):
     # author's run.
     @tiers.nightly("a known torch.compile bug, kept as a regression test")
     def test(self):
-        self.check_program(parse(entry["source"]), shrink_it=False)  # stored shrunk
+        self.check_program(programs.parse(entry["source"]), shrink_it=False)  # stored shrunk
 
     test.__name__ = f"test_{name}"
     test.__doc__ = entry["cause"]

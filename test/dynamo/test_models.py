@@ -14,8 +14,7 @@ get the same two tests here, beside the zoo's.
 from __future__ import annotations
 
 from harness import BackendTestCase, dtypes, for_each_backend, tiers, variants
-from harness.checks.models import ModelSpec, check_eval, check_train, missing_library
-from harness.project import extensions
+from harness import ModelSpec, check_eval, check_train, extensions, missing_library
 from test.dynamo.model_zoo import MODELS
 
 

@@ -19,11 +19,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, capabilities, compat, device, dtypes, for_each_backend, settings, variants
-from harness.checks import value_domains
-from harness.features import catalogue
-from harness.features.recorder import variants_called
-from harness.checks import opcheck
-from harness.checks.opcheck import OpCheckFailure, op_check, random_op_check
+from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, variants_called
 
 SWEEP_ENV = settings.OP_SWEEP
 TIERS = ("quick", "full", "none")
@@ -487,7 +483,7 @@ PROMOTION_PAIRS = (
 
 
 def _metas(args: tuple, kwargs: dict) -> list:
-    from harness.features.views import meta_of
+    from harness import meta_of
 
     return [meta for value in pytree.tree_leaves((args, kwargs)) if (meta := meta_of(value)) is not None]
 
@@ -687,7 +683,7 @@ def _agrees_with_itself(func, args: tuple, kwargs: dict) -> bool:
 
 def _features_shown(op, args: tuple, kwargs: dict) -> set[str]:
     """The catalogue's features the op's eager call on an input shows (none if it raises)."""
-    from harness.features.recorder import of_values
+    from harness import of_values
 
     try:
         with torch.no_grad():

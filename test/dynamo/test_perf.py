@@ -23,9 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness import BackendTestCase, for_each_backend, tiers, variants
-from harness.checks.models import ModelSpec, missing_library
-from harness.testcase import perf
-from harness.project import extensions
+from harness import ModelSpec, extensions, missing_library, perf
 from test.dynamo.model_zoo import MODELS
 
 # A perf test only guards against timing a step that computes something else; the other

@@ -20,8 +20,7 @@ import torch
 from torch import nn
 
 from harness import BackendTestCase, for_each_backend, tiers, variants
-from harness.checks.compare import assert_close, weighted_loss
-from harness.checks.updates import named_state
+from harness import assert_close, named_state, weighted_loss
 from test.dynamo.state_changes import STATE_CHANGES, StateChange, World
 
 VERSIONS = (0, 1, 0)  # back to the first state: its graphs must be reused, not rebuilt

@@ -29,9 +29,8 @@ import torch.nn.functional as F
 from parameterized import parameterized
 
 from harness import compat
-from harness.testcase.base import BackendTestCase, DynamoTestCase, for_each_backend
-from harness.checks.compare import assert_close
-from harness.checks.graphs import GraphRecorder, graph_text, in_place_nodes, outputs, placeholders, writes_into_inputs
+from harness import (BackendTestCase, DynamoTestCase, GraphRecorder, assert_close, for_each_backend, graph_text, graphs,
+                     in_place_nodes, writes_into_inputs)
 
 LEAF_IN_PLACE = r"a leaf Variable that requires grad is being used in an in-place operation"
 NOT_A_TUPLE = r"Graph output must be a \(\)"
@@ -382,7 +381,7 @@ return (v0, v1)""")
         self.assertEqual(compiled(x).tolist(), [3.0] * 3)
         self.assertEqual(x.tolist(), [2.0] * 3, "the mutation must be applied exactly once")
         self.assertEqual([str(node.target) for node in writes_into_inputs(recorder.forward)], ["aten.copy_.default"])
-        self.assertEqual(len(outputs(recorder.forward)), 1, "the copy replaces the extra output")
+        self.assertEqual(len(graphs.outputs(recorder.forward)), 1, "the copy replaces the extra output")
 
     def test_mutation_of_input_requiring_grad_stays_an_output(self):
         def fn(x):
@@ -394,7 +393,7 @@ return (v0, v1)""")
         out = _aot_function(fn, recorder, keep_inference_input_mutations=True)(x)
         # Autograd must see the write, so AOTAutograd's runtime applies it, not the graph.
         self.assertEqual(writes_into_inputs(recorder.forward), [])
-        self.assertIn(outputs(recorder.forward)[0].target, (torch.ops.aten.mul.Tensor,))
+        self.assertIn(graphs.outputs(recorder.forward)[0].target, (torch.ops.aten.mul.Tensor,))
         out.sum().backward()
         assert_close(self, 2 * (2 * leaf.detach()).cos(), leaf.grad, what="gradient")
 
@@ -441,12 +440,12 @@ class JointGraphStructureTests(DynamoTestCase, expecttest.TestCase):
 
     def test_tangents_only_for_outputs_that_require_grad(self):
         joint = _joint_of(_product_sin_and_argmax, torch.randn(3, requires_grad=True), torch.randn(3))
-        tangents = [node for node in placeholders(joint) if node.name.startswith("tangents")]
+        tangents = [node for node in graphs.placeholders(joint) if node.name.startswith("tangents")]
         self.assertEqual(len(tangents), 1, "argmax's integer output must not get a tangent")
 
     def test_gradients_only_for_primals_that_require_grad(self):
         joint = _joint_of(_product_sin_and_argmax, torch.randn(3, requires_grad=True), torch.randn(3))
-        *_, grad_a, grad_b = outputs(joint)
+        *_, grad_a, grad_b = graphs.outputs(joint)
         self.assertIsInstance(grad_a, torch.fx.Node)
         self.assertIsNone(grad_b, "b does not require grad: the joint graph must not compute its gradient")
         self.assertExpectedInline(graph_text(joint), """\
@@ -469,8 +468,8 @@ return [v1, v2, v5, None]""")
         assert_close(self, x.a.detach().sin(), out.a)
         assert_close(self, x.b.detach().sin(), out.b)
         out.sum().backward()
-        self.assertEqual(len(placeholders(recorder.forward)), 2, "one forward input per inner tensor")
-        tangents = [node for node in placeholders(recorder.backward) if node.name.startswith("tangents")]
+        self.assertEqual(len(graphs.placeholders(recorder.forward)), 2, "one forward input per inner tensor")
+        tangents = [node for node in graphs.placeholders(recorder.backward) if node.name.startswith("tangents")]
         self.assertEqual(len(tangents), 2, "one tangent per inner tensor of the output")
         self.assertIsInstance(x.grad, _two_tensor(), "the gradient must be rewrapped")
         assert_close(self, x.b.detach().cos(), x.grad.b, what="gradient")
@@ -481,7 +480,7 @@ return [v1, v2, v5, None]""")
         compiled(x).sum().backward()
         expected = torch.autograd.grad(_sin_chain(x).sum(), x)[0]
         assert_close(self, expected, x.grad, what="gradient")
-        forward_outputs = outputs(recorder.forward)
+        forward_outputs = graphs.outputs(recorder.forward)
         return [node.op for node in forward_outputs[1:]]  # after the one user output
 
     def test_min_cut_recomputes_cheap_pointwise_ops(self):
@@ -528,7 +527,7 @@ class FunctionalModuleCallTests(DynamoTestCase):
         x = torch.randn(3)
         compiled = compat.aot_module_simplified()(gm, (x,), fw_compiler=recorder, bw_compiler=recorder)
         (out,) = compiled(x)
-        self.assertEqual(len(placeholders(recorder.forward)), 2, "weight and x must both be graph inputs")
+        self.assertEqual(len(graphs.placeholders(recorder.forward)), 2, "weight and x must both be graph inputs")
         out.sum().backward()
         assert_close(self, x, module.weight.grad, what="gradient of the lifted parameter")
 
@@ -546,7 +545,7 @@ class FunctionalModuleCallTests(DynamoTestCase):
         compiled(torch.randn(4, 3))
         compiled(torch.randn(4, 3))
         self.assertEqual([buffer.item() for buffer in gm.buffers()], [2.0], "the buffer must count each call once")
-        self.assertEqual(len(placeholders(recorder.forward)), 4, "weight, bias, buffer and x are graph inputs")
+        self.assertEqual(len(graphs.placeholders(recorder.forward)), 4, "weight, bias, buffer and x are graph inputs")
         self.assertEqual(in_place_nodes(recorder.forward), [], "the graph must be functional")
 
 
@@ -591,15 +590,15 @@ return (v0, v4)""")
         backward = signature.backward_signature
         self.assertEqual(sorted(backward.gradients_to_parameters.values()), ["linear.bias", "linear.weight"])
         self.assertEqual(backward.gradients_to_user_inputs, {}, "x does not require grad")
-        graph_outputs = [node.name for node in outputs(gm)]
+        graph_outputs = [node.name for node in graphs.outputs(gm)]
         self.assertEqual(graph_outputs[-2:], list(backward.gradients_to_parameters))
         self.assertEqual(backward.loss_output, signature.user_outputs[0], "the loss is the module's output 0")
 
     def test_mutated_user_input(self):
         gm, signature = compat.aot_export_module()(_MutatesItsInput(), (torch.randn(3), torch.randn(3)),
                                                    trace_joint=False)
-        graph_outputs = [node.name for node in outputs(gm)]
-        first_input = placeholders(gm)[0].name
+        graph_outputs = [node.name for node in graphs.outputs(gm)]
+        first_input = graphs.placeholders(gm)[0].name
         self.assertEqual(signature.user_inputs_to_mutate, {graph_outputs[0]: first_input},
                          "the new value of x comes first, named as the output that carries it")
         self.assertEqual(signature.user_outputs, graph_outputs[1:])

@@ -25,9 +25,7 @@ from parameterized import parameterized
 from torch import nn
 
 from harness import BackendTestCase, compat, for_each_backend, tiers, variants
-from harness.checks.compare import assert_close
-from harness.checks.updates import Snapshot, assert_same_updates, named_state
-from harness.measure.counters import count_ops
+from harness import Snapshot, assert_close, assert_same_updates, count_ops, named_state
 
 STEPS = 3
 BIG_GRAPH = 150  # operations in the graph Dynamo hands over

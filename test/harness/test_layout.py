@@ -68,6 +68,26 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+SCENARIOS = HARNESS.parent / "test" / "dynamo"
+
+
+def deep_imports(path: Path) -> list[tuple[int, str]]:
+    """The imports of ``path`` that reach the harness other than through its public surface
+    (``from harness import NAME``, NAME one of the names ``harness`` gives), with their lines."""
+    import harness
+
+    public = set(harness._MODULE_OF) | set(harness._SUBMODULES) | {path.stem for path in HARNESS.glob("*.py")}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("harness.")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness."):
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom) and node.module == "harness":
+            found += [(node.lineno, f"harness.{alias.name}") for alias in node.names if alias.name not in public]
+    return sorted(found)
+
+
 def folders_of(room: str) -> list[Path]:
     folder = HARNESS.joinpath(*room.split(".")[1:])
     return [folder, *(folder / name for name in ROOM_FOLDERS.get(room, ()))]
@@ -174,6 +194,31 @@ class LayeringTests(unittest.TestCase):
             with self.subTest(folder=str(folder.relative_to(HARNESS))):
                 init = folder / "__init__.py"
                 self.assertTrue(ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring")
+
+    def test_each_room_names_its_modules(self) -> None:
+        # A newcomer reads a room's docstring to find the module of a job.
+        for folder in [folder for room in ROOMS for folder in folders_of(room)]:
+            doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+            inside = [path.stem for path in folder.glob("*.py") if path.name != "__init__.py"]
+            inside += [path.name for path in folder.iterdir() if (path / "__init__.py").is_file()]
+            with self.subTest(folder=str(folder.relative_to(HARNESS))):
+                self.assertEqual([], [name for name in inside if f"``{name}``" not in doc
+                                      and f"``harness.{name}``" not in doc], "not named in the docstring")
+
+    def test_scenarios_import_only_the_public_surface(self) -> None:
+        # CONTRIBUTING.md: a scenario imports ``from harness import ...`` alone, so that the
+        # rooms behind it can move.
+        for path in sorted(SCENARIOS.glob("*.py")):
+            with self.subTest(file=path.name):
+                self.assertEqual([], deep_imports(path))
+
+    def test_the_public_surface_check_sees_each_deep_form(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            scenario = Path(folder) / "test_x.py"
+            scenario.write_text("from harness import BackendTestCase, variants\nimport harness\n"
+                                "from harness.checks.compare import assert_close\nimport harness.checks.graphs\n"
+                                "def f():\n    from harness import no_such_name\n")
+            self.assertEqual([3, 4, 6], [line for line, _ in deep_imports(scenario)])
 
     def test_the_runner_never_imports_torch(self) -> None:
         # run_tests.py stays a small process beside its workers (harness/run/collection.py).
