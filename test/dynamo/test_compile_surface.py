@@ -405,6 +405,12 @@ def _item_sized(x):
     return torch.arange(count, dtype=x.dtype) * x.max()
 
 
+def _at_most_three(x):
+    steps = x[0].int().item()
+    torch._check(steps <= 3)
+    return x * steps
+
+
 @for_each_backend
 class DataDependentSizeTests(BackendTestCase):
     """nonzero, masked_select and a size read with .item() give outputs whose size the data
@@ -423,3 +429,15 @@ class DataDependentSizeTests(BackendTestCase):
     def test_a_size_read_with_item_and_checked(self):
         self.check_calls(_item_sized, [torch.tensor([1.0, -2.0, 3.0]), torch.tensor([-1.0, -2.0, 4.0]),
                                        torch.tensor([1.0, 2.0, 3.0])])
+
+    def test_a_check_the_data_breaks_raises(self):
+        # torch._check on a data-dependent value is a runtime assert in the graph the backend
+        # receives (_assert_scalar): the compiled code must make it on every call.
+        with compat.dynamo_config_patch(capture_scalar_outputs=True):
+            compiled = self.compile(_at_most_three)
+            assert_same_outputs_and_grads(self, _at_most_three, compiled, [torch.tensor([1.0, 2.0, -1.0])])
+            broken = torch.tensor([4.0, 2.0, 1.0])
+            with self.assertRaises(RuntimeError, msg="eager's torch._check fails on this data"):
+                _at_most_three(broken)
+            with self.assertRaises(Exception, msg="a torch._check the data breaks gave a result"):
+                compiled(broken)

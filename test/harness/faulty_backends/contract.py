@@ -450,6 +450,10 @@ def _clamped_scatter(overload: Any) -> Callable:
     return scatter
 
 
+def _unchecked(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
 _MADE_DO = {
     aten.scatter.src: _clamped_scatter(aten.scatter.src),
     aten.scatter.value: _clamped_scatter(aten.scatter.value),
@@ -457,6 +461,11 @@ _MADE_DO = {
     aten.smooth_l1_loss.default: _any_beta,
     aten.bernoulli.default: _clamped_probabilities,
     aten.index_add.default: _wrapped_index,
+    # The runtime asserts a graph carries (torch._check on a value read with .item(),
+    # torch._assert_async) made no-ops.
+    aten._assert_scalar.default: _unchecked,
+    aten._assert_async.default: _unchecked,
+    aten._assert_async.msg: _unchecked,
 }
 _aot_skipping_validation = aot_autograd(fw_compiler=retargeting(_MADE_DO.get), bw_compiler=_backward_as_traced,
                                         keep_inference_input_mutations=True)
@@ -466,6 +475,7 @@ def skips_validation(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Cal
     """Breaks: *errors eager raises on bad input, the compiled code
 raises*. Kernels that skip eager's check on the data and make do: binary_cross_entropy clamps
 its targets into [0, 1], smooth_l1_loss takes a negative beta as positive, bernoulli clamps its
-probabilities, index_add wraps a negative index, scatter clamps its indices into range;
-right on every value eager accepts."""
+probabilities, index_add wraps a negative index, scatter clamps its indices into range, and the
+graph's runtime asserts (a torch._check on data, torch._assert_async) do nothing; right on
+every value eager accepts."""
     return _aot_skipping_validation(gm, example_inputs)
