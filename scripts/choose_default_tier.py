@@ -150,7 +150,9 @@ def main(argv: list[str]) -> int:
                 test = {**test, "killed": measured.get(scenario, {}).get("killed", [])}
             measured[scenario] = test
     full = [report for report in reports if not report.get("controls_only")]
-    score = full[0]["score"] if full else base["mutation_score"]["score"]
+    # The mutants the matrix counted: the whole pool's report's, else the data's (a -k
+    # report counts only those its tests reached).
+    score = base["mutation_score"]["score"] if base is not None else full[0]["score"]
     kills_per_mutant = full[0]["kills_per_mutant"] if full else base["mutation_score"]["kills_per_mutant"]
     shown = real_problems(args.real_runs)
     seconds: dict[str, dict[str, float]] = {}
@@ -175,6 +177,9 @@ def main(argv: list[str]) -> int:
                                "kernels": sorted(test.get("kernels") or ()),
                                "shows": sorted(shown.get(scenario, ())), "graphs": test.get("graphs", 0),
                                "seconds": recorded}
+    killed = len({name for entry in scenarios.values() for name in entry["kills"]})
+    score = {"killed": killed, "non_equivalent": score["non_equivalent"],
+             "ratio": killed / score["non_equivalent"] if score["non_equivalent"] else 0.0}
     data = {"written": datetime.date.today().isoformat(),
             "command": "python scripts/choose_default_tier.py " + " ".join(argv),
             "mutation_score": {"tier": "nightly", "kills_per_mutant": kills_per_mutant,
