@@ -70,6 +70,12 @@ def _subject(problem: Problem, capture_dir: Path | None) -> tuple[TestResult, li
     return problem.representative, []
 
 
+def _in_docstring(text: str) -> str:
+    """``text`` as it reads inside the repro's docstring: a backslash (a Windows path, a
+    regex) or three quotes in a failure's reason would end it or break the file."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"""')
+
+
 def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str, Any]) -> str:
     module, family_backend, method = test.id.rsplit(".", 2)
     family = test.scenario.split(".")[-2]
@@ -91,7 +97,7 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
     }
     header = (f'"""Standalone repro of a dynamo-aot-suite problem: {problem.id}\n\n'
               f"{problem.outcome} on backend {problem.backend}, {len(problem.tests)} test(s); made from "
-              f"{test.id}\n  {test.reason}\n\n"
+              f"{test.id}\n  {_in_docstring(test.reason)}\n\n"
               f"Written by {run.get('command') or layout.CLONE_COMMAND} with torch {run.get('torch', '?')}.\n\n"
               f"    python {problem.id}.py                      # exit 1: the problem shows; 0: it does not\n"
               f"    python {problem.id}.py --backend aot_eager  # the same against another backend\n"

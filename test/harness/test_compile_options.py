@@ -3,6 +3,7 @@ own arguments meet the run's, and how the options reach a backend as torch would
 
 from __future__ import annotations
 
+import ast
 import os
 import unittest
 from unittest import mock
@@ -78,6 +79,13 @@ class CarriedTests(unittest.TestCase):
         text = render(problem, test, [], self.RUN)
         self.assertIn("COMPILE_OPTIONS = {'mode': 'max-autotune-no-cudagraphs'}", text)
         self.assertIn("fullgraph=True, **COMPILE_OPTIONS", text)
+
+    def test_a_repro_stays_python_whatever_the_reason_says(self):
+        reason = 'AssertionError: C:\\Users\\x and """ and \\N{oops}'
+        test = TestResult(id="test.dynamo.test_m.F_eager.test_it", scenario="test_m.F.test_it", backend="eager",
+                          backend_spec="eager", outcome="FAIL", reason=reason)
+        text = render(mock.Mock(id="P1", outcome="FAIL", backend="eager", tests=[test]), test, [], self.RUN)
+        self.assertIn(reason, ast.get_docstring(ast.parse(text)))
 
 
 def _double(x):
