@@ -17,11 +17,18 @@ from harness.report.results import BACKEND_INDEPENDENT, RunResults
 _LIMIT = 50  # entries per list; the HTML report has them all
 
 
-def _cell(text: str, width: int = 200) -> str:
-    text = re.sub(r"[\x00-\x1f\x7f]+", " ", text).strip()
-    if len(text) > width:
+def escaped(text: object, width: int | None = None) -> str:
+    """``text`` as literal Markdown on one line (a table cell, a list item): control characters
+    as spaces, cut at ``width`` characters, every character Markdown reads as syntax escaped.
+    The one Markdown escape of the reports (the scoreboard's summary uses it too)."""
+    text = re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip()
+    if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", text)
+
+
+def _cell(text: str, width: int = 200) -> str:
+    return escaped(text, width)
 
 
 def _table(results: RunResults) -> list[str]:

@@ -7,9 +7,9 @@ page, the summary and scoreboard.json say the same numbers.
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
+from harness.report.formats.markdown import escaped
 from harness.report.scoreboard.board import FamilyCell
 
 _EXAMPLES = 12  # tests listed per interop entry; scoreboard.json has them all
@@ -173,34 +173,32 @@ def console_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _md(text: Any) -> str:
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", str(text))
 
 
 def summary(data: dict[str, Any]) -> str:
     labels = _labels(data)
-    lines = [f"## dynamo-aot-suite scoreboard ({_md(data['built'])})", "",
+    lines = [f"## dynamo-aot-suite scoreboard ({escaped(data['built'])})", "",
              "| backend | torch | package | tests | passed | refused | unexpected | problems |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for backend in data["backends"]:
         versions = backend["versions"]
         if backend["install_failed"]:
-            lines.append(f"| {_md(backend['label'])} | {_md(versions['torch'])} | {_md(versions['package'])} | "
-                         f"not run: {_md(backend['install_failed'][:200])} | | | | |")
+            lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
+                         f"not run: {escaped(backend['install_failed'][:200])} | | | | |")
             continue
         counts = backend["counts"]
-        lines.append(f"| {_md(backend['label'])} | {_md(versions['torch'])} | {_md(versions['package'])} | "
+        lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
                      f"{counts['tests']} | {counts['PASS']} | {counts['REFUSED']} | {counts['unexpected']} | "
                      f"{counts['problems']} |")
-    lines += ["", "| clause | " + " | ".join(map(_md, labels)) + " |", "| --- |" + " ---: |" * len(labels)]
+    lines += ["", "| clause | " + " | ".join(map(escaped, labels)) + " |", "| --- |" + " ---: |" * len(labels)]
     for clause, cells in data["clauses"].items():
-        lines.append(f"| {_md(clause)} | " + " | ".join(_percent(_rate(cells.get(label))) for label in labels) + " |")
+        lines.append(f"| {escaped(clause)} | " + " | ".join(_percent(_rate(cells.get(label))) for label in labels) + " |")
     shared = data["interop"]
     lines += ["", f"{shared['common']} tests ran on every backend: {shared['all_pass']} pass on all, "
                   f"{len(shared['all_fail'])} fail on all (likely torch, or the suite), "
-              + ", ".join(f"{len(tests)} fail only on {_md(label)}" for label, tests in shared["only_one_fails"].items())
+              + ", ".join(f"{len(tests)} fail only on {escaped(label)}" for label, tests in shared["only_one_fails"].items())
               + "."]
     for label, found in data.get("changes", {}).items():
-        lines.append(f"- since the previous board, {_md(label)}: {len(found['newly_failing'])} newly failing, "
+        lines.append(f"- since the previous board, {escaped(label)}: {len(found['newly_failing'])} newly failing, "
                      f"{len(found['newly_passing'])} newly passing")
     return "\n".join(lines) + "\n"
