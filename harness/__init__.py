@@ -13,7 +13,8 @@ is in rooms, one job each, lower rooms never importing higher ones
 * ``checks``: comparison with eager (values, accuracy, graphs, one operator, models);
 * ``axes``: backend, variant, dtype and device, declared once;
 * ``testcase``: the base TestCases, class generation, expectations and tiers;
-* ``generated``: generated programs and their differential check.
+* ``fuzz``: seeded program generators and the differential check that runs each program
+  eagerly and through the backend, shrinking one that disagrees.
 
 The machinery of ``run_tests.py`` lives in ``harness.run``, what its workers run in
 ``harness.worker``, the reports in ``harness.report`` and what a backend project brings (its
@@ -61,14 +62,14 @@ _SUBMODULES = {
     "compare": "harness.checks.compare", "counters": "harness.measure.counters",
     "deadline": "harness.testcase.deadline", "device": "harness.axes.device",
     "distributed": "harness.testcase.distributed",
-    "differential": "harness.generated.differential", "dtypes": "harness.axes.dtypes",
+    "differential": "harness.fuzz.differential", "dtypes": "harness.axes.dtypes",
     "eager_share": "harness.measure.eager_share", "expectations": "harness.testcase.expectations",
     "graphs": "harness.checks.graphs", "guards": "harness.measure.guards", "models": "harness.checks.models",
-    "opcheck": "harness.checks.opcheck", "programs": "harness.generated.programs", "repro": "harness.measure.repro",
+    "opcheck": "harness.checks.opcheck", "programs": "harness.fuzz.programs", "repro": "harness.measure.repro",
     "second_size": "harness.axes.second_size", "share_limit": "harness.measure.share_limit",
     "smoke": "harness.testcase.smoke", "tiers": "harness.testcase.tiers", "variants": "harness.axes.variants",
     "value_domains": "harness.checks.value_domains", "catalogue": "harness.features.catalogue",
-    "compute": "harness.generated.compute", "perf": "harness.testcase.perf", "extensions": "harness.project.extensions",
+    "compute": "harness.fuzz.compute", "perf": "harness.testcase.perf", "extensions": "harness.project.extensions",
 }
 
 __all__ = sorted(_MODULE_OF)

@@ -1,12 +1,12 @@
 """Generated programs, eager against the backend under test (differential testing).
 
-``GeneratedProgramTests`` has one test per seed: ``harness.generated.programs.generate(seed)`` builds
-a small program of views, in-place writes and aliasing, ``harness.generated.differential`` runs it
+``GeneratedProgramTests`` has one test per seed: ``harness.fuzz.programs.generate(seed)`` builds
+a small program of views, in-place writes and aliasing, ``harness.fuzz.differential`` runs it
 eagerly and compiled on identical inputs and compares everything observable. A program
 that disagrees is shrunk to the smallest program that still disagrees in the same check;
 the failure shows its source, which runs on its own.
 
-``GeneratedComputeTests`` does the same with ``harness.generated.compute.generate(seed)``:
+``GeneratedComputeTests`` does the same with ``harness.fuzz.compute.generate(seed)``:
 programs that compute (pointwise, reductions, indexing, products, normalization, shape
 ops, conversions) on inputs from the value domains, judged bit for bit where eager is
 exact. A failure also says on which other kinds of input values the same program

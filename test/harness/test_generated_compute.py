@@ -1,4 +1,4 @@
-"""The compute program generator (harness.generated.compute) and its judge: seeded, valid
+"""The compute program generator (harness.fuzz.compute) and its judge: seeded, valid
 and well-conditioned in eager, reaching the vocabulary and the value domains, exact where
 eager is exact and tolerant where it rounds.
 
@@ -14,9 +14,9 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness.generated import compute, programs
-from harness.generated.differential import disagreement, shrink
-from harness.generated.programs import Run
+from harness.fuzz import compute, programs
+from harness.fuzz.differential import disagreement, shrink
+from harness.fuzz.programs import Run
 from test.harness.test_generated_programs import _compile_with
 
 # Its own seconds (test/harness/budgets.py): 27 s measured 2026-11-29 under load.

@@ -1,5 +1,5 @@
-"""The program generator (harness.generated.programs), the differential check and the shrinker
-(harness.generated.differential): seeded, valid in eager, able to fail, and small when they fail.
+"""The program generator (harness.fuzz.programs), the differential check and the shrinker
+(harness.fuzz.differential): seeded, valid in eager, able to fail, and small when they fail.
 
 The scenario family's proof, that the default budget of test/dynamo/test_generated_programs.py
 finds each faulty backend a program of views, writes and aliasing can show, is
@@ -13,8 +13,8 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness.generated import programs
-from harness.generated.differential import check_of, disagreement, shrink
+from harness.fuzz import programs
+from harness.fuzz.differential import check_of, disagreement, shrink
 from test.harness import faulty_backends
 
 # Its own seconds (test/harness/budgets.py): 12 s measured 2026-11-29.

@@ -22,7 +22,7 @@ HARNESS = Path(__file__).resolve().parents[2] / "harness"
 
 # Bottom first: each room may import itself and the rooms before it.
 LIBRARY_ROOMS = ("harness", "harness.features", "harness.measure", "harness.checks", "harness.axes", "harness.testcase",
-                 "harness.generated")
+                 "harness.fuzz")
 # What a backend project brings (its configuration, scenarios, models) and where the suite's own
 # scenarios are: above the library, which never imports it, below the reports and the runner.
 # The workers' side (harness.worker) sits between the reports and the runner: the controller

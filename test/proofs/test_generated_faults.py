@@ -10,8 +10,8 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness.generated import compute, programs
-from harness.generated.differential import disagreement
+from harness.fuzz import compute, programs
+from harness.fuzz.differential import disagreement
 from test.dynamo.test_generated_programs import DEFAULT_BUDGET
 from test.harness import faulty_backends
 from test.harness import shared_runs

@@ -94,7 +94,7 @@ class Program:
     statements: tuple[Statement, ...]
     outputs: tuple[str, ...]
     backward: bool  # whether eager can run backward through the outputs
-    # Compute programs (harness/generated/compute.py): the values every correct
+    # Compute programs (harness/fuzz/compute.py): the values every correct
     # implementation computes bit for bit; None for programs of views and writes.
     exact: tuple[str, ...] | None = None
 

@@ -1,6 +1,6 @@
 """Generated compute programs: seeded functions over the operator vocabulary the sweep knows.
 
-Where ``harness.generated.programs`` writes programs of views, writes and aliasing, these
+Where ``harness.fuzz.programs`` writes programs of views, writes and aliasing, these
 compute: pointwise math, reductions, indexing and scatter (repeated indices included),
 matrix products and convolutions, normalization, shape operations and type conversions,
 chosen from ``VOCABULARY`` (one declaration: add an entry to widen the search). Inputs
@@ -43,7 +43,7 @@ import torch
 
 from harness.checks import accuracy, value_domains
 from harness.checks.compare import tolerance, weighted_loss
-from harness.generated.programs import (MAX_STATEMENTS, Program, Run, Statement, _broadcasts_to, _run_capturing_locals,
+from harness.fuzz.programs import (MAX_STATEMENTS, Program, Run, Statement, _broadcasts_to, _run_capturing_locals,
                                         defined_name, deterministic, names_in, run)
 
 # The agreement a rounding statement's float32 result must have with float64 to be kept.

@@ -1,6 +1,6 @@
 """Running a generated program eagerly and compiled, and shrinking one that disagrees.
 
-``disagreement`` runs a ``harness.generated.programs.Program`` twice on identical fresh inputs, once
+``disagreement`` runs a ``harness.fuzz.programs.Program`` twice on identical fresh inputs, once
 eagerly and once through a compile function, and applies the suite's contract checks to
 what each run left behind: outputs (values, shape, dtype, requires_grad), output strides,
 which outputs alias which inputs and each other, the inputs after the call (values and
@@ -23,8 +23,8 @@ import torch
 
 from harness.checks.compare import assert_close, assert_same_aliasing, assert_same_strides
 from harness.errors import innermost
-from harness.generated import compute
-from harness.generated.programs import (Program, Run, RunFailed, Statement, defined_name, deterministic, names_in, run,
+from harness.fuzz import compute
+from harness.fuzz.programs import (Program, Run, RunFailed, Statement, defined_name, deterministic, names_in, run,
                               shares_memory)
 
 Compile = Callable[[Callable], Callable]
