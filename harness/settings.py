@@ -38,6 +38,7 @@ BUDGET = "DYNAMO_SUITE_BUDGET"  # harness.testcase.default_tier: seconds of a ba
 GRAPH_SECONDS = "DYNAMO_SUITE_GRAPH_SECONDS"  # harness.testcase.default_tier: a graph's compile, unrecorded backends
 TIER_DATA = "DYNAMO_SUITE_TIER_DATA"  # harness.testcase.default_tier: the data the default tier is chosen from, or none
 OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
+OP_SWEEP_TIERS = ("quick", "full", "none")  # its values, the first the default
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
 MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit
 PERF_BUDGET = "DYNAMO_SUITE_PERF_BUDGET"  # harness.testcase.perf: seconds of timed rounds per perf test

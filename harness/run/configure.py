@@ -133,6 +133,10 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
                 read()
             except perf.PerfSettingError as error:
                 raise UsageError(at(args, name, f"{option} / {error}"))
+    sweep = run_settings.get(settings.OP_SWEEP, settings.OP_SWEEP_TIERS[0])
+    if sweep not in settings.OP_SWEEP_TIERS:
+        raise UsageError(at(args, settings.OP_SWEEP, f"--op-sweep / {settings.OP_SWEEP}={sweep!r}: expected one of "
+                                                     f"{', '.join(settings.OP_SWEEP_TIERS)}"))
     generated = run_settings.get(settings.GENERATED, "0")
     if not generated.isdigit():
         raise UsageError(at(args, settings.GENERATED, f"--generated / {settings.GENERATED}={generated!r}: expected "

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn
 
+from harness import settings
 from harness.axes import registry
 from harness.project import config, layout
 from harness.testcase import tiers
@@ -62,7 +63,7 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "ids look like test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm")
     choose.add_argument("--shard", metavar="I/N",
                         help="run the I-th of N disjoint parts of equal expected time (I from 1)")
-    choose.add_argument("--op-sweep", choices=("quick", "full", "none"),
+    choose.add_argument("--op-sweep", choices=settings.OP_SWEEP_TIERS,
                         help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
                              "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
                              "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")

@@ -22,7 +22,7 @@ from harness import BackendTestCase, capabilities, compat, device, dtypes, for_e
 from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, variants_called
 
 SWEEP_ENV = settings.OP_SWEEP
-TIERS = ("quick", "full", "none")
+TIERS = settings.OP_SWEEP_TIERS
 QUICK_SAMPLES = 2
 # The quick tier checks gradients on the first sample only; later samples run with inputs
 # that do not require grad, so the backend gets an inference graph. A later sample's backward

@@ -63,6 +63,10 @@ class BadInputTests(unittest.TestCase):
         self.assertUsageError(r"bad -j '0'", "-j", "0")
         self.assertUsageError(r"bad -j 'many'", "-j", "many")
 
+    def test_bad_operator_sweep_from_the_environment(self):
+        self.assertUsageError(r"DYNAMO_SUITE_OP_SWEEP='every': expected one of quick, full, none", "--list",
+                              env={"DYNAMO_SUITE_OP_SWEEP": "every"})
+
     def test_bad_timeout(self):
         self.assertUsageError(r"bad --timeout -1", "--timeout", "-1")
 
