@@ -33,14 +33,12 @@ class Ended:
     returncode: int | None  # None: still running at the deadline (killed)
     output: Path
 
-    def describe(self) -> str:
+    def how(self) -> str:
         if self.returncode is None:
-            how = "did not finish before the deadline (killed: a hang, or a peer it waited for died)"
-        elif self.returncode < 0:
-            how = f"was killed by signal {signal.Signals(-self.returncode).name}"
-        else:
-            how = f"exited with code {self.returncode}"
-        return f"process {self.index} {how}; its last output: {tail(self.output)}"
+            return f"process {self.index} did not finish before the deadline (killed: a hang, or a peer it waited for died)"
+        if self.returncode < 0:
+            return f"process {self.index} was killed by signal {signal.Signals(-self.returncode).name}"
+        return f"process {self.index} exited with code {self.returncode}"
 
 
 def tail(path: Path, lines: int = 6) -> str:
@@ -86,7 +84,9 @@ def run_all(module: str, arguments: list[list[str]], directory: Path, timeout_s:
             process.wait()
     failed = [end for end in ended if end.returncode != 0]
     if failed:
-        raise ProcessesFailed("; ".join(end.describe() for end in failed))
+        # How each ended comes first, so that a reason cut short still names every process.
+        raise ProcessesFailed("; ".join(end.how() for end in failed) + ". "
+                              + " ".join(f"Process {end.index}'s last output: {tail(end.output)}." for end in failed))
     return ended
 
 
