@@ -28,12 +28,12 @@ from harness.features.views import (BackwardView, CallView, GraphView, Site, arg
 VALUE_CALLS = 3
 READ_CALLS = 8
 
-_SITE = [feature for feature in catalogue.CATALOGUE.values() if feature.site is not None]
-_GRAPH = [feature for feature in catalogue.CATALOGUE.values() if feature.graph is not None]
-_CALL = [feature for feature in catalogue.CATALOGUE.values() if feature.call is not None]
-_VALUE = [feature for feature in catalogue.CATALOGUE.values() if feature.value is not None]
-_INDEX = [feature for feature in catalogue.CATALOGUE.values() if feature.index is not None]
-_BACKWARD = [feature for feature in catalogue.CATALOGUE.values() if feature.backward is not None]
+
+
+def _with(level: str) -> list[catalogue.Feature]:
+    """The features with a rule at ``level``, read from the catalogue at each use (so that a
+    new entry is all it takes: test/harness/test_features.py adds a toy one)."""
+    return [feature for feature in catalogue.CATALOGUE.values() if getattr(feature, level) is not None]
 
 
 def holds(rule: Callable[..., bool], *args: Any) -> bool:
@@ -45,7 +45,7 @@ def holds(rule: Callable[..., bool], *args: Any) -> bool:
 
 def of_site(site: Site) -> set[str]:
     """The features of one operator call."""
-    return {feature.name for feature in _SITE if holds(feature.site, site)}
+    return {feature.name for feature in _with("site") if holds(feature.site, site)}
 
 
 def of_graph(view: GraphView) -> set[str]:
@@ -56,7 +56,7 @@ def of_graph(view: GraphView) -> set[str]:
         found |= names
         if site.family:
             found.update(f"{name}@{site.family}" for name in names)
-    found.update(feature.name for feature in _GRAPH if holds(feature.graph, view))
+    found.update(feature.name for feature in _with("graph") if holds(feature.graph, view))
     return found
 
 
@@ -67,7 +67,7 @@ def of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> set[str]:
     for value in (*args, *kwargs.values()):
         values = plain_values(value)
         if values is not None:
-            found.update(feature.name for feature in _VALUE if holds(feature.value, values))
+            found.update(feature.name for feature in _with("value") if holds(feature.value, values))
     return found
 
 
@@ -178,21 +178,21 @@ class Recorder:
 
     def _read_call(self, index: int, inputs: list[Any], graph_inputs: GraphInputs) -> None:
         call = CallView.now(index, self.modules())
-        self.seen.update(feature.name for feature in _CALL if feature.name not in self.seen
+        self.seen.update(feature.name for feature in _with("call") if feature.name not in self.seen
                          and holds(feature.call, call))
         if index >= VALUE_CALLS:
             return
         for position, value in enumerate(inputs):
             if position in graph_inputs.state:
                 continue  # a module's parameters and buffers hold its state, not the data it is fed
-            wanted = [feature for feature in _VALUE if feature.name not in self.seen]
+            wanted = [feature for feature in _with("value") if feature.name not in self.seen]
             values = plain_values(value) if wanted else None
             if values is not None:
                 self.seen.update(feature.name for feature in wanted if holds(feature.value, values))
             if position in graph_inputs.indices:
                 integers = integer_values(value)
                 if integers is not None:
-                    self.seen.update(feature.name for feature in _INDEX if feature.name not in self.seen
+                    self.seen.update(feature.name for feature in _with("index") if feature.name not in self.seen
                                      and holds(feature.index, integers, graph_inputs.indices[position]))
 
     def _hook_backward(self, result: Any) -> None:
@@ -213,7 +213,7 @@ class Recorder:
                     passes[0] += 1
                 seen_in_pass.add(node_id)
                 backward = BackwardView(passes[0], torch.is_grad_enabled())
-                self.seen.update(feature.name for feature in _BACKWARD if holds(feature.backward, backward))
+                self.seen.update(feature.name for feature in _with("backward") if holds(feature.backward, backward))
                 return None
 
             return hook

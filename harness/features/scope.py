@@ -38,7 +38,6 @@ REFUSED = "REFUSED"
 _STATIC = "__dynamo_suite_needs__"  # set by @needs on a test method or a scenario family
 NOTHING = "none"  # --unsupported none: nothing, over a project file's declaration
 
-CAPABILITIES = catalogue.capabilities()
 
 
 class ScopeError(ValueError):
@@ -47,13 +46,13 @@ class ScopeError(ValueError):
 
 def named_in(name: str, message: str) -> bool:
     """Whether an error's ``message`` names the capability ``name``."""
-    return re.search(CAPABILITIES[name].named_by, message, re.IGNORECASE) is not None
+    return re.search(catalogue.capabilities()[name].named_by, message, re.IGNORECASE) is not None
 
 
 def words(name: str) -> list[str]:
     """The alternatives of a capability's ``named_by``, as docs/scope.md lists them."""
     found, depth, current = [], 0, ""
-    for char in CAPABILITIES[name].named_by:
+    for char in catalogue.capabilities()[name].named_by:
         depth += (char == "(") - (char == ")")
         if char == "|" and depth == 0:
             found.append(current)
@@ -73,17 +72,17 @@ def declared(value: str | Iterable[str] | None = None) -> tuple[str, ...]:
         value = settings.current().get(UNSUPPORTED_ENV)
     names = [canonical(name) for name in (value.split(",") if isinstance(value, str) else value) if name.strip()]
     names = [name for name in names if name != NOTHING]
-    unknown = [name for name in names if name not in CAPABILITIES]
+    unknown = [name for name in names if name not in catalogue.capabilities()]
     if unknown:
         raise ScopeError(f"unknown capability {', '.join(map(repr, unknown))}: choose from "
-                         f"{', '.join(CAPABILITIES)} (docs/scope.md)")
-    return tuple(name for name in CAPABILITIES if name in names)
+                         f"{', '.join(catalogue.capabilities())} (docs/scope.md)")
+    return tuple(name for name in catalogue.capabilities() if name in names)
 
 
 def needs(*names: str) -> Callable:
     """Declare on a test method or a scenario family what its graphs cannot show it needs."""
     for name in names:
-        if name not in CAPABILITIES:
+        if name not in catalogue.capabilities():
             raise ScopeError(f"@needs: unknown capability {name!r}")
 
     def mark(target: Any) -> Any:
@@ -100,7 +99,7 @@ def declared_by(*targets: Any) -> set[str]:
 
 def needed(features: Iterable[str]) -> set[str]:
     """The capabilities among features a test's graphs and calls showed."""
-    return {name for name in features if name in CAPABILITIES}
+    return {name for name in features if name in catalogue.capabilities()}
 
 
 def refused(message: str, out_of_scope: Iterable[str]) -> str | None:
@@ -137,5 +136,5 @@ def table() -> str:
     rows += [f"| `{name}` | {feature.means} | {', '.join(_LEVELS[level] for level in feature.levels())}"
              + (", the scenario's @needs" if "declared" not in feature.levels() else "") + " | "
              + ", ".join(f"`{word.replace('|', '&#124;')}`" for word in words(name)) + " |"
-             for name, feature in CAPABILITIES.items()]
+             for name, feature in catalogue.capabilities().items()]
     return "\n".join(rows)

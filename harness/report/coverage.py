@@ -18,7 +18,6 @@ from harness.features import catalogue, families
 # carries this module's table, so results.py imports this module.
 RunResults = Any
 
-NAMES = list(catalogue.CATALOGUE)
 SHOWN_MISSING = 12  # the console line names this many features none showed, then counts the rest
 
 
@@ -32,10 +31,10 @@ class Coverage:
 
     @property
     def not_exercised(self) -> list[str]:
-        return [name for name in NAMES if name not in self.conditions]
+        return [name for name in catalogue.CATALOGUE if name not in self.conditions]
 
     def to_json(self) -> dict[str, Any]:
-        return {"tests": self.tests, "exercised": len(self.conditions), "of": len(NAMES),
+        return {"tests": self.tests, "exercised": len(self.conditions), "of": len(catalogue.CATALOGUE),
                 "conditions": self.conditions, "by_family": self.by_family, "not_exercised": self.not_exercised}
 
 
@@ -58,9 +57,9 @@ def per_column(results: RunResults) -> dict[str, Coverage]:
                 per_family = coverage.by_family.setdefault(family, {})
                 per_family[name] = per_family.get(name, 0) + 1
     for coverage in found.values():
-        coverage.conditions = {name: coverage.conditions[name] for name in NAMES if name in coverage.conditions}
+        coverage.conditions = {name: coverage.conditions[name] for name in catalogue.CATALOGUE if name in coverage.conditions}
         order = {family: index for index, family in enumerate(families.FAMILIES)}
-        coverage.by_family = {family: {name: counts[name] for name in NAMES if name in counts}
+        coverage.by_family = {family: {name: counts[name] for name in catalogue.CATALOGUE if name in counts}
                               for family, counts in sorted(coverage.by_family.items(),
                                                            key=lambda item: order.get(item[0], len(order)))}
     return {column: found[column] for column in results.columns() if column in found}
@@ -69,12 +68,12 @@ def per_column(results: RunResults) -> dict[str, Coverage]:
 def none_exercised(columns: dict[str, Coverage]) -> list[str]:
     """The features no column's tests showed."""
     seen = {name for coverage in columns.values() for name in coverage.conditions}
-    return [name for name in NAMES if name not in seen]
+    return [name for name in catalogue.CATALOGUE if name not in seen]
 
 
 def to_json(results: RunResults) -> dict[str, Any]:
     columns = per_column(results)
-    return {"catalogue": len(NAMES), "columns": {column: coverage.to_json() for column, coverage in columns.items()},
+    return {"catalogue": len(catalogue.CATALOGUE), "columns": {column: coverage.to_json() for column, coverage in columns.items()},
             "none_exercised": none_exercised(columns)}
 
 
@@ -86,7 +85,7 @@ def line(results: RunResults) -> str | None:
         return None
     counts = ", ".join(f"{column} {len(coverage.conditions)}" for column, coverage in columns.items())
     missing = none_exercised(columns)
-    text = f"coverage: features of {len(NAMES)} shown on {counts}"
+    text = f"coverage: features of {len(catalogue.CATALOGUE)} shown on {counts}"
     if missing:
         named = ", ".join(missing[:SHOWN_MISSING]) + (f" and {len(missing) - SHOWN_MISSING} more"
                                                       if len(missing) > SHOWN_MISSING else "")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.axes import registry
-from harness.features import scope
+from harness.features import catalogue, scope
 from harness.report import coverage
 
 SCHEMA = "dynamo-aot-suite/results"
@@ -159,7 +159,7 @@ class RunResults:
     def scope(self) -> dict[str, Any]:
         """The declared scope, and per report column, per capability its tests needed
         (catalogue order), how many tests needed it and how they ended."""
-        order = list(scope.CAPABILITIES)
+        order = list(catalogue.capabilities())
         columns: dict[str, dict[str, dict[str, int]]] = {}
         for test in self.tests:
             for name in test.needs or ():

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 import unittest
 from pathlib import Path
+from unittest import mock
 
 import torch
 
-from harness.features import catalogue, families, recorder
+from harness.features import catalogue, families, recorder, scope
 from harness.measure.counters import CompileCounterWithBackend
 from harness.report import console, coverage
 from harness.report.formats import html_report, markdown
@@ -259,6 +260,33 @@ class CoverageReportTests(unittest.TestCase):
         self.assertIn(coverage.table(), DOCS.read_text(),
                       "docs/coverage.md's table is out of date: paste python -c \"from harness.report import coverage; "
                       "print(coverage.table())\"")
+
+
+class ToyFeatureTests(unittest.TestCase):
+    """A feature is one catalogue entry with its rule: the recorder reads it off graphs, the
+    coverage counts it and, with refusal words, a project may declare it unsupported."""
+
+    TOY = catalogue.Feature("toy-cosine", catalogue.GRAPH, "a cosine", site=lambda site: site.name == "cos",
+                            named_by=r"no cosines")
+
+    def test_one_entry_is_all_a_feature_takes(self):
+        with mock.patch.dict(catalogue.CATALOGUE, {self.TOY.name: self.TOY}):
+            shown = seen(torch.cos, plain())
+            self.assertIn("toy-cosine", shown)
+            self.assertIn(f"toy-cosine@{families.POINTWISE}", shown)
+            self.assertNotIn("toy-cosine", seen(torch.sin, plain()))
+            self.assertEqual(scope.declared("toy cosine"), ("toy-cosine",))
+            self.assertTrue(scope.named_in("toy-cosine", "Backend says: NO COSINES here"))
+            self.assertIn("`toy-cosine`", scope.table())
+            self.assertIn("`toy-cosine`", coverage.table())
+            result = TestResult(id="test.dynamo.test_x.F_mine.test_a", scenario="test_x.F.test_a", backend="mine",
+                                backend_spec="mine", outcome="PASS", covers=sorted(shown))
+            columns = coverage.per_column(RunResults(run={"backends": [{"name": "mine", "spec": "mine"}]},
+                                                     tests=[result]))
+            self.assertEqual(columns["mine"].conditions["toy-cosine"], 1)
+        self.assertNotIn("toy-cosine", seen(torch.cos, plain()))
+        with self.assertRaises(scope.ScopeError):
+            scope.declared("toy-cosine")
 
 
 if __name__ == "__main__":
