@@ -11,6 +11,8 @@ including those inside functions, which run only on some paths."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -307,6 +309,15 @@ def private_torch_uses_outside_compat(harness: Path) -> list[str]:
     return [f"{path.relative_to(harness.parent).as_posix()}:{line}: {name}"
             for path in sorted(harness.rglob("*.py")) if path != harness / "compat.py"
             for line, name in private_torch_uses(path)]
+
+
+class DrawingTests(unittest.TestCase):
+    def test_the_house_drawn_from_the_code_shows_every_room_and_nothing_forbidden(self) -> None:
+        drawn = subprocess.run([sys.executable, str(HARNESS.parent / "scripts" / "draw_house.py")],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(drawn.returncode, 0, drawn.stdout + drawn.stderr)
+        self.assertEqual([line.split()[0] for line in drawn.stdout.splitlines()[:-1]], list(reversed(ROOMS)))
+        self.assertIn("arrows back up: none; circles: none; rooms past 12 modules: none", drawn.stdout)
 
 
 class PrivateTorchTests(unittest.TestCase):
