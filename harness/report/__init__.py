@@ -1,13 +1,14 @@
 """What a run leaves behind: the results model and its file (``results``), and the views of
 it: the files dashboards and people read (``formats``: ``junit``, ``html_report`` with its
-``templates/``, ``markdown`` for a CI job summary, ``accuracy_csv``), the console summary with
+``templates/``, ``markdown`` for a CI job summary, ``accuracy_csv``; what a format is,
+``format``, and the HTML pages with their one escape, ``pages``), the console summary with
 rerun commands (``console``), the declared scope and what the tests needed (``scope``), the
 differences from a baseline run (``baseline``) and the metrics that changed since it
 (``metric_changes``), problems grouped by what went wrong (``problems``) with a standalone
 repro each (``repros``), what a run covered (``coverage``), the eager share
 (``eager_share``), the perf tier's figures (``perf_table``), the scoreboard of backends side by
-side (``scoreboard``), and ``writer``, which writes the report files
-atomically.
+side (``scoreboard``), and ``writer``, where every report format, the scoreboard's too, is
+declared once and which writes them atomically.
 
 Layering: this package works on results alone; it may import the scenario library
 (``harness``) for plain data such as the expectations file's path, never the runner

@@ -1,32 +1,35 @@
-"""Writing a run's reports: results.json, junit.xml, report.html and summary.md, each atomically
-(and, when asked, the model tests as accuracy CSVs)."""
+"""Writing the reports: every format declared once, here (``FORMATS``), each a ``Format``
+(harness.report.formats.format) whose render takes the one report it is written for, a run's
+or a scoreboard's; and one way to write them: all rendered first, then each file atomically,
+so a failed render or a killed run never leaves a half-written file nor a half-new set."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.report.formats import accuracy_csv, html_report, junit, markdown
-from harness.report.results import RunResults, write_atomic
+from harness.report.formats.format import BoardReport, Format, RunReport
+from harness.report.results import write_atomic
+from harness.report.scoreboard import render as scoreboard
+
+# In the order written (and printed).
+FORMATS: tuple[Format, ...] = (
+    Format("junit.xml", junit.render),
+    Format("report.html", html_report.render),
+    Format("index.html", scoreboard.page, of=(BoardReport,)),
+    Format("summary.md", markdown.render),
+    Format("summary.md", scoreboard.summary, of=(BoardReport,)),
+    Format("accuracy/", accuracy_csv.render, wanted=lambda report: report.accuracy),  # --accuracy-csv
+    # Last, because tools (and --baseline next time) treat it as the run's record.
+    Format("results.json", lambda report: report.results.dumps()),
+    Format("scoreboard.json", scoreboard.record, of=(BoardReport,)),
+)
 
 
-def write_all(results: RunResults, report_dir: Path, difference: Any = None,
-              baseline_name: str | None = None, repro_files: dict[str, str] | None = None,
-              accuracy: bool = False) -> list[Path]:
-    """``difference``: a baseline.Difference (against ``baseline_name``) to show, if any;
-    ``repro_files``: problem id -> its repro file (harness.report.repros); ``accuracy``: also
-    the model tests as accuracy CSVs, in ``accuracy/``."""
-    if difference is not None:
-        results.baseline = difference.to_json(baseline_name)
+def write(report: RunReport | BoardReport, report_dir: Path) -> list[Path]:
+    """Every format written for ``report`` into ``report_dir``; the paths written, in order."""
     # Rendered first, written after: a failure while rendering leaves the old set intact.
-    contents = {
-        "junit.xml": junit.render(results),
-        "report.html": html_report.render(results, difference, repro_files),
-        "summary.md": markdown.render(results, difference, baseline_name),
-        **({f"accuracy/{name}": text for name, text in accuracy_csv.files(results).items()} if accuracy else {}),
-        # Last, because tools (and --baseline next time) treat it as the run's record.
-        "results.json": results.dumps(),
-    }
+    contents = {name: text for entry in FORMATS for name, text in entry.files(report).items()}
     written = []
     for name, text in contents.items():
         (report_dir / name).parent.mkdir(parents=True, exist_ok=True)

@@ -103,9 +103,10 @@ def merge(plan: Plan, out: TextIO) -> int:
 def scoreboard(plan: Plan, out: TextIO) -> int:
     """--scoreboard: runs of several backends side by side; exit 0, or 2 when they cannot be."""
     import datetime
-    import json
 
-    from harness.report.results import ResultsError, write_atomic
+    from harness.report import writer
+    from harness.report.formats.format import BoardReport
+    from harness.report.results import ResultsError
     from harness.report.scoreboard import board, render
 
     args, report_dir = plan.args, plan.report_dir
@@ -116,18 +117,16 @@ def scoreboard(plan: Plan, out: TextIO) -> int:
         raise UsageError(str(error))
     built = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     data = board.to_json(rows, built, previous)
-    page = render.page(data, board.families(rows, report_dir))
-    files = {"index.html": page, "summary.md": render.summary(data), "scoreboard.json": json.dumps(data, indent=1) + "\n"}
-    for name, text in files.items():
-        write_atomic(report_dir / name, text)
+    written = writer.write(BoardReport(data, board.families(rows, report_dir)), report_dir)
     print("\n".join(render.console_lines(data)), file=out)
-    print("scoreboard: " + ", ".join(str(report_dir / name) for name in files), file=out)
+    print("scoreboard: " + ", ".join(str(path) for path in written), file=out)
     return 0
 
 
 def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) -> int:
     """Writes the reports and says what was unexpected; the exit code."""
     from harness.report import console, problems, repros, writer
+    from harness.report.formats.format import RunReport
 
     args, report_dir = plan.args, plan.report_dir
     problems.assign(results.tests)
@@ -136,8 +135,9 @@ def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) ->
         from harness.report.baseline import compare
 
         difference = compare(plan.baseline, results)
+        results.baseline = difference.to_json(args.baseline)  # the run's record says what it was compared with
     repro_files = repros.write(results, problems.group(results.tests), report_dir, capture_dir)
-    written = writer.write_all(results, report_dir, difference, args.baseline, repro_files, accuracy=args.accuracy_csv)
+    written = writer.write(RunReport(results, difference, args.baseline, repro_files, args.accuracy_csv), report_dir)
     print("", file=out)
     print(console.summary(results, results.run.get("expectations"), repro_files), file=out)
     code = 1 if results.unexpected and args.fail_on == "unexpected" else 0

@@ -22,6 +22,7 @@ from harness.features.scope import (
 from harness.measure.counters import CompileCounter
 from harness.report import console, problems, scope
 from harness.report.formats import junit
+from harness.report.formats.format import RunReport
 from harness.report.results import RunResults, TestResult
 from harness.testcase.base import BackendTestCase
 from test.harness.test_case import _GenerationTestBase
@@ -278,7 +279,7 @@ class ReportTests(unittest.TestCase):
         self.assertEqual(data["scope"]["needed"]["ov"][TRAINING],
                          {"tests": 6, "passed": 1, "refused": 1, "expected_failures": 0, "unexpected": 4})
         self.assertEqual(results.summary()["unexpected"], 5)
-        xml = junit.render(results)
+        xml = junit.render(RunReport(results))
         self.assertRegex(xml, r'<skipped message="REFUSED: [^"]*" type="REFUSED"')
         self.assertIn('<property name="out_of_scope" value="training"', xml)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.checks import clauses
 from harness.report import console, problems
 from harness.report.formats import markdown
+from harness.report.formats.format import RunReport
 from harness.report.results import RunResults, TestResult
 from harness.worker.classify import one_line
 
@@ -173,7 +174,7 @@ class ClauseGroupingTests(unittest.TestCase):
         block = text[text.index("\noutput requires_grad and grad_fn: 3 problems, 4 tests"):]
         # Simplest first: the one-graph tests tie; the fastest, then the id, decides.
         self.assertIn("[1] openvino:", block)
-        summary = markdown.render(results)
+        summary = markdown.render(RunReport(results))
         self.assertIn("by the contract clause they break", summary)
         self.assertLess(summary.index("**output requires"), summary.index("**output values"))
 

@@ -187,8 +187,9 @@ class ReportTests(unittest.TestCase):
 
     def test_html_shows_the_share_per_cell_and_per_swept_op(self):
         from harness.report.formats import html_report
+        from harness.report.formats.format import RunReport
 
-        page = html_report.render(self.results())
+        page = html_report.render(RunReport(self.results()))
         self.assertIn('<small class="share">25%</small>', page)
         self.assertIn("executed by the backend (1): add; ran eagerly (1): mm", page)
         self.assertIn("eager share 25% (1 of 4 ops: aten.mm x1), backward 50%", page)

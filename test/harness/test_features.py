@@ -15,6 +15,7 @@ from harness.features import catalogue, families, recorder, scope
 from harness.measure.counters import CompileCounterWithBackend
 from harness.report import console, coverage
 from harness.report.formats import html_report, markdown
+from harness.report.formats.format import RunReport
 from harness.report.results import RunResults, TestResult
 
 # Its own seconds (test/harness/budgets.py): 9 s measured 2026-12-02.
@@ -251,8 +252,8 @@ class CoverageReportTests(unittest.TestCase):
         self.assertIn("channels-last", data["none_exercised"])
         self.assertRegex(console.summary(results), r"coverage: features of \d+ shown on aot_eager 3, mine 2; "
                                                    r"none shown: broadcast-first, ")
-        self.assertIn("coverage: features of", markdown.render(results))
-        page = html_report.render(results)
+        self.assertIn("coverage: features of", markdown.render(RunReport(results)))
+        page = html_report.render(RunReport(results))
         self.assertIn('id="coverage"', page)
         self.assertIn("<code>channels-last</code>", page)
 

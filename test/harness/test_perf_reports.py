@@ -9,6 +9,7 @@ import unittest
 
 from harness.report import console, perf_table
 from harness.report.formats import html_report, markdown
+from harness.report.formats.format import RunReport
 from harness.report.results import RunResults
 from test.harness.test_reports import HOSTILE, result, sample_results
 
@@ -130,7 +131,7 @@ class ConsoleTests(unittest.TestCase):
 
 class MarkdownTests(unittest.TestCase):
     def test_a_row_per_test_with_its_figures(self):
-        text = markdown.render(perf_results())
+        text = markdown.render(RunReport(perf_results()))
         self.assertIn("### Speed and peak memory against eager", text)
         self.assertIn("| graph\\_pointwise\\_chain | mine | 3.28 | 2.03 | 1.61x \\[1.56-1.67\\] | 3.00 | 1.00 | 0.33x |",
                       text)
@@ -138,7 +139,7 @@ class MarkdownTests(unittest.TestCase):
         self.assertIn("| resnet18\\_eval | mine |  |  | ERROR |", text)
 
     def test_names_cannot_break_the_table(self):
-        lines = markdown.render(hostile_results()).splitlines()
+        lines = markdown.render(RunReport(hostile_results())).splitlines()
         heading = next(line for line in lines if line.startswith("| scenario | backend |"))
         table = [line for line in lines if "alert" in line and line.startswith("|")]
         self.assertEqual(len(table), 2)
@@ -147,12 +148,12 @@ class MarkdownTests(unittest.TestCase):
             self.assertEqual(len(re.findall(r"(?<!\\)\|", line)), heading.count("|"))
 
     def test_no_perf_section_without_figures(self):
-        self.assertNotIn("Speed and peak memory", markdown.render(sample_results()))
+        self.assertNotIn("Speed and peak memory", markdown.render(RunReport(sample_results())))
 
 
 class HtmlTests(unittest.TestCase):
     def setUp(self):
-        self.html = html_report.render(perf_results())
+        self.html = html_report.render(RunReport(perf_results()))
 
     def chart(self, html: str) -> str:
         return re.search(r'<svg class="perf-chart".*?</svg>', html, re.S).group(0)
@@ -174,7 +175,7 @@ class HtmlTests(unittest.TestCase):
         self.assertIn(">3.00 \N{RIGHTWARDS ARROW} 1.00 MiB</text>", chart)
 
     def test_no_memory_bars_where_peaks_were_not_measured(self):
-        chart = self.chart(html_report.render(perf_results(eager_peak=None, compiled_peak=None)))
+        chart = self.chart(html_report.render(RunReport(perf_results(eager_peak=None, compiled_peak=None))))
         self.assertNotIn("<rect", chart)
         self.assertIn("peak memory, eager → compiled: not measured here", chart)
         self.assertEqual(chart.count('class="dot"'), MEASURED)
@@ -194,7 +195,7 @@ class HtmlTests(unittest.TestCase):
         self.assertTrue(axis.left <= axis.x(0.0) and axis.x(math.inf) <= axis.right)  # clamped, never off the plot
 
     def test_hostile_names_and_messages_are_escaped(self):
-        html = html_report.render(hostile_results())
+        html = html_report.render(RunReport(hostile_results()))
         self.assertNotIn("<script>alert", html)
         self.assertEqual(html.count("<script>"), 1)  # the page's own filter script
         self.assertIn("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;", self.chart(html))
@@ -202,7 +203,7 @@ class HtmlTests(unittest.TestCase):
         self.assertNotIn("\x1b", html)
 
     def test_no_perf_section_without_figures(self):
-        html = html_report.render(sample_results())
+        html = html_report.render(RunReport(sample_results()))
         self.assertNotIn("Speed and memory", html)
         self.assertNotIn("<svg", html)
         self.assertNotIn('class="perf"', html)

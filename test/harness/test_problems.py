@@ -6,6 +6,7 @@ import unittest
 
 from harness.report import console, problems
 from harness.report.formats import html_report, junit, markdown
+from harness.report.formats.format import RunReport
 from harness.report.baseline import compare
 from harness.report.results import RunResults
 from test.harness.test_reports import result
@@ -114,9 +115,9 @@ class GroupTests(unittest.TestCase):
                       "      2 tests; simplest: test.dynamo.m.F_mine.test_b\n", text)
         self.assertIn("] mine: ERROR RuntimeError: boom 3\n      2 tests; simplest: test.dynamo.m.F_mine.test_c\n"
                       "      in run (mine/runtime.py)\n", text)
-        page = html_report.render(results)
+        page = html_report.render(RunReport(results))
         self.assertLess(page.index("4 problems in 6 unexpected results"), page.index("<table"))
-        self.assertIn("### 4 problems in 6 unexpected results", markdown.render(results))
+        self.assertIn("### 4 problems in 6 unexpected results", markdown.render(RunReport(results)))
 
     def test_baseline_names_new_and_fixed_problems(self):
         old = RunResults(run={}, tests=self.tests[:2] + self.tests[4:5])
@@ -149,7 +150,7 @@ class CollateralTests(unittest.TestCase):
     def test_junit_reports_collateral_as_skipped_with_its_type(self):
         import xml.etree.ElementTree as ET
 
-        suite = ET.fromstring(junit.render(self.results).encode()).find("testsuite")
+        suite = ET.fromstring(junit.render(RunReport(self.results)).encode()).find("testsuite")
         self.assertEqual((suite.get("errors"), suite.get("failures"), suite.get("skipped")), ("1", "1", "1"))
         skipped = [case.find("skipped") for case in suite.iter("testcase") if case.find("skipped") is not None]
         self.assertEqual(skipped[0].get("type"), "COLLATERAL")

@@ -9,6 +9,7 @@ import unittest
 from pathlib import Path
 
 from harness.report.formats import html_report
+from harness.report.formats.format import RunReport
 from test.harness.test_reports import sample_results
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
@@ -26,7 +27,7 @@ class ReportInBrowserTests(unittest.TestCase):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         self.report = Path(directory.name) / "report.html"
-        self.report.write_text(html_report.render(sample_results()))
+        self.report.write_text(html_report.render(RunReport(sample_results())))
 
     def test_screenshot_is_a_png(self):
         png = self.report.with_suffix(".png")

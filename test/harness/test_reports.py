@@ -11,6 +11,7 @@ from unittest import mock
 
 from harness.report import console, writer
 from harness.report.formats import accuracy_csv, html_report, junit, markdown
+from harness.report.formats.format import BoardReport, Format, RunReport
 from harness.report.baseline import compare
 from harness.report.results import (
     SCHEMA_VERSION,
@@ -56,7 +57,7 @@ def sample_results() -> RunResults:
 
 class HtmlReportTests(unittest.TestCase):
     def setUp(self):
-        self.html = html_report.render(sample_results())
+        self.html = html_report.render(RunReport(sample_results()))
 
     def test_script_in_an_exception_message_is_escaped(self):
         self.assertNotIn("<script>alert", self.html)
@@ -79,7 +80,7 @@ class HtmlReportTests(unittest.TestCase):
 
 class JunitTests(unittest.TestCase):
     def test_valid_xml_even_with_control_characters(self):
-        root = ET.fromstring(junit.render(sample_results()).encode())
+        root = ET.fromstring(junit.render(RunReport(sample_results())).encode())
         suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
         self.assertEqual(set(suites), {"eager", "mine"})
         self.assertEqual(suites["mine"].get("errors"), "2")
@@ -159,7 +160,7 @@ class ResultsFileTests(unittest.TestCase):
             merge([("a", halves[0]), ("c", halves[0])])
 
     def test_write_all_replaces_files_whole(self):
-        writer.write_all(sample_results(), self.tmp)
+        writer.write(RunReport(sample_results()), self.tmp)
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["junit.xml", "report.html", "results.json", "summary.md"])
         before = (self.tmp / "results.json").read_text()
         with mock.patch("harness.report.results.os.replace", side_effect=KeyboardInterrupt):
@@ -171,14 +172,14 @@ class ResultsFileTests(unittest.TestCase):
 
 class MarkdownSummaryTests(unittest.TestCase):
     def test_table_and_unexpected_results(self):
-        text = markdown.render(sample_results())
+        text = markdown.render(RunReport(sample_results()))
         self.assertIn("| backend | PASS |", text)
         self.assertIn("### Unexpected results (2)", text)
 
     def test_messages_cannot_break_the_table_or_add_markup(self):
         results = RunResults(run={"backends": [{"name": "eager", "spec": "eager"}]}, tests=[
             result("t.m.F_eager.test_a", "FAIL", reason="a | b <script>x</script> [link](http://e) \x1b[31m\n`code`")])
-        line = [row for row in markdown.render(results).splitlines() if row.startswith("- FAIL")][0]
+        line = [row for row in markdown.render(RunReport(results)).splitlines() if row.startswith("- FAIL")][0]
         self.assertNotIn("<script>", line)
         self.assertNotIn("|", line.replace("\\|", ""))
         self.assertNotIn("\x1b", line)
@@ -197,7 +198,7 @@ class AccuracyCsvTests(unittest.TestCase):
             model("llama_train", "SKIP"), model("resnet18_eval", "REFUSED", stage="backend compile"),
             model("resnet18_eval", "PASS", backend="mine"),
             result("test.dynamo.m.LSTMTests_eager.test_lstm_train", "PASS")])
-        files = accuracy_csv.files(results)
+        files = accuracy_csv.render(RunReport(results))
         self.assertEqual(sorted(files), ["eager_models_inference.csv", "eager_models_training.csv",
                                          "mine_models_inference.csv"])
         self.assertEqual(files["eager_models_training.csv"], "name,accuracy,graph_breaks\nbert,fail_accuracy,2\n"
@@ -206,10 +207,31 @@ class AccuracyCsvTests(unittest.TestCase):
 
     def test_written_only_when_asked(self):
         with tempfile.TemporaryDirectory() as directory:
-            written = writer.write_all(sample_results(), Path(directory))
+            written = writer.write(RunReport(sample_results()), Path(directory))
             self.assertFalse((Path(directory) / "accuracy").exists())
-            written = writer.write_all(sample_results(), Path(directory), accuracy=True)
+            written = writer.write(RunReport(sample_results(), accuracy=True), Path(directory))
             self.assertEqual(len(written), 4)  # no model tests: no file
+
+
+class FormatEntryTests(unittest.TestCase):
+    """A report format is one entry of writer.FORMATS: declared there, it is written for a run
+    and for a scoreboard, with no other edit."""
+
+    def test_a_toy_format_declared_once_is_written_for_a_run_and_a_scoreboard(self):
+        from test.harness.cli import run_cli
+
+        toy = Format("toy/format.txt", lambda report: f"a {type(report).__name__}\n", of=(RunReport, BoardReport))
+        with tempfile.TemporaryDirectory() as directory, mock.patch.object(writer, "FORMATS", (*writer.FORMATS, toy)):
+            tmp = Path(directory)
+            (tmp / "run").mkdir()
+            write_atomic(tmp / "run" / "results.json", sample_results().dumps())
+            merged = run_cli("--merge", str(tmp / "run"), "--report-dir", str(tmp / "merged"))
+            self.assertIn(str(tmp / "merged" / "toy" / "format.txt"), merged.stdout)
+            self.assertEqual((tmp / "merged" / "toy" / "format.txt").read_text(), "a RunReport\n")
+            board = run_cli("--scoreboard", str(tmp / "run"), "--report-dir", str(tmp / "board"))
+            self.assertEqual(board.returncode, 0, board.stdout + board.stderr)
+            self.assertIn(str(tmp / "board" / "toy" / "format.txt"), board.stdout)
+            self.assertEqual((tmp / "board" / "toy" / "format.txt").read_text(), "a BoardReport\n")
 
 
 class BaselineCompareTests(unittest.TestCase):

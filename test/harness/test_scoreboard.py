@@ -114,6 +114,17 @@ class ScoreboardTests(unittest.TestCase):
         self.assertIn("| clause | wrong\\_values | drops\\_input\\_mutations | aot\\_eager |",
                       (self.out / "summary.md").read_text())
 
+    def test_the_page_escapes_the_way_report_html_does(self):
+        # One HTML escape for every page (harness/report/formats/pages.py): markup shown as
+        # text, terminal colour codes taken out.
+        hostile = _run("aot_eager", 2)
+        hostile.run["backends"][0]["package"] = "<script>alert('x')</script> \x1b[31mred"
+        write_atomic(Path(self.runs[2]) / "results.json", hostile.dumps())
+        self.build()
+        page = (self.out / "index.html").read_text()
+        self.assertIn("<td>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; red</td>", page)
+        self.assertNotIn("<script>", page)
+
     def test_tomorrow_is_compared_with_today(self):
         self.build()
         previous = self.tmp / "previous.json"

@@ -15,7 +15,8 @@ import csv
 import io
 import re
 
-from harness.report.results import RunResults, TestResult
+from harness.report.formats.format import RunReport
+from harness.report.results import TestResult
 
 MODELS_PREFIX = "test_models.ModelTests."
 HEADER = ("name", "accuracy", "graph_breaks")
@@ -32,8 +33,9 @@ def accuracy(test: TestResult) -> str | None:
     return "fail_accuracy" if test.stage == "check" else "fail_to_run"
 
 
-def files(results: RunResults) -> dict[str, str]:
+def render(report: RunReport) -> dict[str, str]:
     """File name -> CSV text, for each column and mode with model tests."""
+    results = report.results
     rows: dict[str, list[tuple[str, str, int]]] = {}
     for test in results.tests:
         method = test.scenario.removeprefix(MODELS_PREFIX)

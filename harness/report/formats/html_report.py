@@ -1,48 +1,23 @@
 """report.html: the scenario x backend matrix, coloured by outcome and filterable, and for
 the perf tier a chart and a table of speed and peak memory.
 
-Everything shown comes from test output or exception text, which is untrusted: the
-template is rendered with autoescaping on, and no data is placed inside the script.
+Everything shown comes from test output or exception text, which is untrusted: the page is
+built by ``pages`` (the template rendered with autoescaping on), and no data is placed
+inside the script.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import jinja2
 
 from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import repro_command, verdict
+from harness.report.formats import pages
+from harness.report.formats.format import RunReport
 from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
-
-_TEMPLATES = Path(__file__).with_name("templates")
-
-
-# Terminal colour codes are noise on a page; other control characters are not HTML.
-_TERMINAL_CODES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _printable(value: Any) -> Any:
-    if isinstance(value, str):
-        return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", _TERMINAL_CODES.sub("", value))
-    return value
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES),
-        autoescape=True,  # every {{ }} is escaped, whatever the template's file name
-        finalize=_printable,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def metrics_text(metrics: dict[str, float]) -> str:
@@ -215,17 +190,17 @@ def _perf_chart(results: RunResults) -> PerfChart | None:
     return PerfChart(_CHART_WIDTH, int(y + _BOTTOM), _TOP + _LINE / 2, y, speed, lines, list(colours.items()))
 
 
-def render(results: RunResults, difference: Any = None, repro_files: dict[str, str] | None = None) -> str:
-    """``repro_files``: problem id -> its standalone repro file, where one was written."""
+def render(report: RunReport) -> str:
+    results = report.results
     expectations = results.run.get("expectations")
     noteworthy = sorted(
         (test for test in results.tests if test.outcome != "PASS"),
         key=lambda test: (not test.unexpected, OUTCOMES.index(test.outcome), test.id),
     )
-    template = _environment().get_template("report.html.j2")
     covered = coverage.per_column(results)
     coverage_columns, coverage_rows = coverage.rows(results)
-    return template.render(
+    return pages.render(
+        "report.html.j2",
         coverage_columns=coverage_columns,
         coverage_rows=coverage_rows,
         coverage_missing=coverage.none_exercised(covered),
@@ -236,7 +211,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         verdict=verdict(results),
         clauses=problems.by_clause(problems.group(results.tests)),
         left_broken=results.left_broken(),
-        repro_files=repro_files or {},
+        repro_files=report.repro_files,
         outcomes=results.outcomes_shown(),
         scope_lines=scope.lines(results),
         scope_rows=scope.rows(results),
@@ -244,7 +219,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         backends=results.columns(),
         families=_families(results),
         noteworthy=noteworthy,
-        difference=difference,
+        difference=report.difference,
         backend_label=lambda name: "backend-independent" if name == BACKEND_INDEPENDENT else name,
         cell_title=_cell_title,
         metrics_text=metrics_text,

@@ -6,7 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.axes import registry
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, REFUSED, RunResults, TestResult
+from harness.report.formats.format import RunReport
+from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, REFUSED, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -48,7 +49,8 @@ def _testcase(test: TestResult) -> ET.Element:
     return case
 
 
-def render(results: RunResults) -> str:
+def render(report: RunReport) -> str:
+    results = report.results
     root = ET.Element("testsuites", name="dynamo-aot-suite")
     for column in results.columns():
         tests = [test for test in results.tests if test.column == column]

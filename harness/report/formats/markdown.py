@@ -8,10 +8,9 @@ so a test's message cannot break the table or inject markup.
 from __future__ import annotations
 
 import re
-from typing import Any
-
 from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
+from harness.report.formats.format import RunReport
 from harness.report.results import BACKEND_INDEPENDENT, RunResults
 
 _LIMIT = 50  # entries per list; the HTML report has them all
@@ -81,7 +80,8 @@ def _listing(entries: list[str]) -> list[str]:
     return shown
 
 
-def render(results: RunResults, difference: Any = None, baseline_name: str | None = None) -> str:
+def render(report: RunReport) -> str:
+    results, difference, baseline_name = report.results, report.difference, report.baseline_name
     run = results.run
     lines = [f"## dynamo-aot-suite on torch {_cell(str(run.get('torch', '?')))}: {verdict(results)}", "",
              f"torch {_cell(str(run.get('torch', '?')))}, python {_cell(str(run.get('python', '?')))}, "

@@ -1,14 +1,18 @@
-"""The scoreboard as a page (index.html: the clause matrix as a heat map) and as summary.md.
+"""The scoreboard's formats: a page (index.html: the clause matrix as a heat map), summary.md
+and scoreboard.json, each from a ``BoardReport`` (harness.report.writer writes them), and its
+lines for the console.
 
-Both are made from the dict ``board.to_json`` returns, plus the per-family cells, so that the
+All are made from the dict ``board.to_json`` returns, plus the per-family cells, so that the
 page, the summary and scoreboard.json say the same numbers.
 """
 
 from __future__ import annotations
 
-import html
+import json
 from typing import Any
 
+from harness.report.formats import pages
+from harness.report.formats.format import BoardReport
 from harness.report.formats.markdown import escaped
 from harness.report.scoreboard.board import FamilyCell
 
@@ -31,125 +35,39 @@ def _percent(rate: float | None) -> str:
     return "–" if rate is None else f"{100 * rate:.0f}%" if rate < 0.995 or rate == 1 else ">99%"
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text))
-
-
-def _backend_table(data: dict[str, Any]) -> str:
-    head = ("<tr><th>backend</th><th>torch</th><th>package</th><th>suite</th><th>tests</th><th>passed</th>"
-            "<th>expected failures</th><th>refused</th><th>unexpected</th><th>problems</th><th>eager share</th>"
-            "<th>speed-up</th><th>test time</th></tr>")
-    rows = []
-    for backend in data["backends"]:
-        versions = backend["versions"]
-        first = (f"<td>{_e(backend['label'])}</td><td>{_e(versions['torch'])}</td><td>{_e(versions['package'])}</td>"
-                 f"<td>{_e(versions['suite'])}</td>")
-        if backend["install_failed"]:
-            rows.append(f"<tr class='failed'>{first}<td colspan='9'>not run: "
-                        f"{_e(backend['install_failed'])}</td></tr>")
-            continue
-        counts = backend["counts"]
-        share = "–" if backend["eager_share"] is None else f"{100 * backend['eager_share']:.0f}%"
-        speedup = "–" if backend["speedup"] is None else f"{backend['speedup']:.2f}x"
-        rows.append(f"<tr>{first}<td>{counts['tests']}</td><td>{counts['PASS']}</td><td>{counts['XFAIL']}</td>"
-                    f"<td>{counts['REFUSED']}</td><td>{counts['unexpected']}</td><td>{counts['problems']}</td>"
-                    f"<td>{share}</td><td>{speedup}</td><td>{backend['duration_s']:.0f} s</td></tr>")
-    return f"<table class='backends'>{head}{''.join(rows)}</table>"
-
-
 def _labels(data: dict[str, Any]) -> list[str]:
     return [backend["label"] for backend in data["backends"] if not backend["install_failed"]]
 
 
-def _matrix(data: dict[str, Any]) -> str:
-    labels = _labels(data)
-    head = "<tr><th>clause of the backend contract</th>" + "".join(f"<th>{_e(label)}</th>" for label in labels) + "</tr>"
-    rows = []
-    for clause, cells in data["clauses"].items():
-        tds = []
-        for label in labels:
-            cell = cells.get(label)
-            rate = _rate(cell)
-            title = f"{cell[0]} of {cell[1]} tests pass" if cell else "no test"
-            tds.append(f"<td class='heat' style='background:{_heat(rate)}' title='{_e(title)}'>{_percent(rate)}"
-                       f"<small>{cell[1] if cell else ''}</small></td>")
-        rows.append(f"<tr><td>{_e(clause)}</td>{''.join(tds)}</tr>")
-    return f"<table class='matrix'>{head}{''.join(rows)}</table>"
+def _share(backend: dict[str, Any]) -> str:
+    return "–" if backend["eager_share"] is None else f"{100 * backend['eager_share']:.0f}%"
 
 
-def _interop(data: dict[str, Any]) -> str:
-    shared = data["interop"]
-    parts = [f"<p>{shared['common']} tests ran on every backend: {shared['all_pass']} pass on all of them, "
-             f"{len(shared['all_fail'])} fail on all of them (likely torch, or the suite), "
-             f"{sum(map(len, shared['only_one_fails'].values()))} fail on one backend only, "
-             f"{shared['some_fail']} on some.</p>"]
-    if shared["all_fail"]:
-        parts.append("<details><summary>Failing on every backend</summary><ul>"
-                     + "".join(f"<li><code>{_e(test)}</code></li>" for test in shared["all_fail"]) + "</ul></details>")
-    for label, tests in shared["only_one_fails"].items():
-        if tests:
-            parts.append(f"<details><summary>Failing only on {_e(label)}: {len(tests)}</summary><ul>"
-                         + "".join(f"<li><code>{_e(test)}</code></li>" for test in tests) + "</ul></details>")
-    return "".join(parts)
+def _speedup(backend: dict[str, Any]) -> str:
+    return "–" if backend["speedup"] is None else f"{backend['speedup']:.2f}x"
 
 
-def _families(data: dict[str, Any], families: dict[str, dict[str, FamilyCell]]) -> str:
-    labels = _labels(data)
-    head = "<tr><th>scenario family</th>" + "".join(f"<th>{_e(label)}</th>" for label in labels) + "</tr>"
-    rows = []
-    for family, cells in families.items():
-        tds = []
-        for label in labels:
-            cell = cells.get(label)
-            if cell is None:
-                tds.append("<td class='none'>–</td>")
-                continue
-            rate = cell.passed / cell.judged if cell.judged else None
-            links = " ".join(f"<a href='{_e(repro)}' title='{_e(problem)}'>[{index}]</a>" if repro
-                             else f"<span title='{_e(problem)}'>[{index}]</span>"
-                             for index, (problem, repro) in enumerate(cell.problems, 1))
-            tds.append(f"<td style='background:{_heat(rate)}'>{cell.passed}/{cell.judged}"
-                       + (f" <small>{links}</small>" if links else "") + "</td>")
-        rows.append(f"<tr><td><code>{_e(family)}</code></td>{''.join(tds)}</tr>")
-    return f"<table class='families'>{head}{''.join(rows)}</table>"
+def _family_rate(cell: FamilyCell) -> float | None:
+    return cell.passed / cell.judged if cell.judged else None
 
 
-def _changes(data: dict[str, Any]) -> str:
-    if "changes" not in data:
-        return ""
-    items = [f"<li>{_e(label)}: {len(found['newly_failing'])} newly failing, {len(found['newly_passing'])} "
-             "newly passing</li>" for label, found in data["changes"].items()]
-    return "<h2>Since the previous board</h2><ul>" + "".join(items) + "</ul>"
-
-
-_STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1f24; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
-table { border-collapse: collapse; margin: .5em 0; }
-th, td { padding: 3px 8px; border: 1px solid #eaeef2; text-align: left; vertical-align: top; }
-td.heat { text-align: center; font-weight: 600; min-width: 5em; }
-td.heat small { display: block; font-weight: normal; opacity: .6; }
-table.families td { text-align: center; } table.families td:first-child { text-align: left; }
-tr.failed td { background: #fff3c4; }
-.meta { color: #57606a; }
-"""
-
-
-def page(data: dict[str, Any], families: dict[str, dict[str, FamilyCell]]) -> str:
-    labels = ", ".join(_labels(data))
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dynamo-aot-suite scoreboard: "
-            f"{_e(labels)}</title><style>{_STYLE}</style></head><body>"
-            f"<h1>torch.compile backends, clause by clause</h1>"
-            f"<p class='meta'>dynamo-aot-suite scoreboard, built {_e(data['built'])}. A test passes when its outcome "
-            "is PASS: expected failures and refusals count as failing, skipped tests not at all "
-            "(docs/scoreboard.md).</p>"
-            f"<h2>Backends</h2>{_backend_table(data)}"
-            f"<h2>Pass rate by clause of the backend contract</h2>{_matrix(data)}"
-            f"<h2>Across backends</h2>{_interop(data)}"
-            f"{_changes(data)}"
-            f"<h2>By scenario family</h2><p class='meta'>Passed of judged; [n]: a problem, linked to its repro "
-            f"where the run wrote one.</p>{_families(data, families)}"
-            "</body></html>\n")
+def page(report: BoardReport) -> str:
+    """index.html, from templates/scoreboard.html.j2: every value escaped there (pages)."""
+    labels = _labels(report.data)
+    return pages.render(
+        "scoreboard.html.j2",
+        data=report.data,
+        families=report.families,
+        title=", ".join(labels),
+        labels=labels,
+        share=_share,
+        speedup=_speedup,
+        duration=lambda backend: f"{backend['duration_s']:.0f} s",
+        clause_rate=_rate,
+        family_rate=_family_rate,
+        heat=_heat,
+        percent=_percent,
+    ) + "\n"
 
 
 def console_lines(data: dict[str, Any]) -> list[str]:
@@ -173,9 +91,9 @@ def console_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-
-
-def summary(data: dict[str, Any]) -> str:
+def summary(report: BoardReport) -> str:
+    """summary.md, every value through the reports' one Markdown escape."""
+    data = report.data
     labels = _labels(data)
     lines = [f"## dynamo-aot-suite scoreboard ({escaped(data['built'])})", "",
              "| backend | torch | package | tests | passed | refused | unexpected | problems |",
@@ -202,3 +120,8 @@ def summary(data: dict[str, Any]) -> str:
         lines.append(f"- since the previous board, {escaped(label)}: {len(found['newly_failing'])} newly failing, "
                      f"{len(found['newly_passing'])} newly passing")
     return "\n".join(lines) + "\n"
+
+
+def record(report: BoardReport) -> str:
+    """scoreboard.json: the board's numbers, which a later --scoreboard --baseline reads."""
+    return json.dumps(report.data, indent=1) + "\n"
