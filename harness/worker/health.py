@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
+from harness import outcomes
 from harness.axes import device as run_device  # the module; ``device`` below is a device's name
-from harness.report.results import FAILED_OUTCOMES
 from harness.worker.protocol import DEFERRED, PROPERTY
 
 # A failure's message can carry what differs between two runs of the same failure.
@@ -181,5 +181,5 @@ class HealthCheck:
         data = dict(outcome.get_result().user_properties).get(PROPERTY)
         if data:
             data["trusted"] = item.stash.get(_TRUSTED, False)
-            if data["outcome"] in FAILED_OUTCOMES:
+            if outcomes.ended(data["outcome"], outcomes.FAILED):
                 self.health.failed(item.nodeid)

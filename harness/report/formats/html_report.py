@@ -18,7 +18,8 @@ import jinja2
 
 from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import repro_command, verdict
-from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
+from harness import outcomes
+from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
 
 _TEMPLATES = Path(__file__).with_name("templates")
 
@@ -218,9 +219,10 @@ def _perf_chart(results: RunResults) -> PerfChart | None:
 def render(results: RunResults, difference: Any = None, repro_files: dict[str, str] | None = None) -> str:
     """``repro_files``: problem id -> its standalone repro file, where one was written."""
     expectations = results.run.get("expectations")
+    order = outcomes.reported()
     noteworthy = sorted(
         (test for test in results.tests if test.outcome != "PASS"),
-        key=lambda test: (not test.unexpected, OUTCOMES.index(test.outcome), test.id),
+        key=lambda test: (not test.unexpected, order.index(test.outcome), test.id),
     )
     template = _environment().get_template("report.html.j2")
     covered = coverage.per_column(results)
@@ -238,6 +240,7 @@ def render(results: RunResults, difference: Any = None, repro_files: dict[str, s
         left_broken=results.left_broken(),
         repro_files=repro_files or {},
         outcomes=results.outcomes_shown(),
+        outcome_colours={name: outcomes.named(name).html for name in outcomes.reported()},
         scope_lines=scope.lines(results),
         scope_rows=scope.rows(results),
         scope_headings=scope.HEADINGS,
