@@ -84,6 +84,21 @@ DECLARED: list[Outcome] = [
 ]
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A skip that stands for another outcome than SKIP (REFUSED, DEFERRED), as data: the
+    outcome and the reason the reports show reach harness.worker.classify as they are, and
+    ``message`` is what a reader of the skip alone sees (unittest's own runner, pytest's log):
+    the reason after the outcome's name."""
+
+    outcome: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.outcome}: {self.reason}"
+
+
 class UnknownOutcome(ValueError):
     """A name no declaration has."""
 
