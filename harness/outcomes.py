@@ -7,7 +7,8 @@ a rerun's COLLATERAL), and everything after that reads the declaration below ins
 listing names: results.json's summary, the console's table and progress lines, report.html's
 colours and filters, summary.md, junit.xml, the accuracy CSVs, the baseline comparison, the
 scoreboard, ``--accept``, the worker's health check and the recorded durations. Adding an
-outcome is one ``Outcome`` in ``DECLARED`` plus the rule that produces it.
+outcome is one ``Outcome`` in ``DECLARED`` plus the rule that produces it
+(test/harness/test_outcomes.py declares a toy one and nothing else).
 
 The bottom floor of the house: imports nothing, so the library, the workers, the runner
 and the reports (which never import torch) all read it.
