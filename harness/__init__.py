@@ -6,7 +6,8 @@ is in rooms, one job each, lower rooms never importing higher ones
 (``test/harness/test_layout.py``):
 
 * ``compat`` (the one place that knows torch versions), ``state`` (global state: seeding,
-  snapshots, leaks), ``errors`` and ``settings`` (the run's configuration, built once);
+  snapshots, leaks), ``errors``, ``settings`` (the run's configuration, built once) and
+  ``outcomes`` (every outcome a test can have, and how each report shows and judges it);
 * ``features``: the catalogue of conditions a graph or a call shows, read from the graphs,
   and the scope a backend declares;
 * ``measure``: what ran (graphs received, guard failures, eager share, graphs for repros);

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness import outcomes  # noqa: E402
 from harness.report.results import ResultsError, load  # noqa: E402
 from harness.run.selection import DEFAULT_DURATIONS, FULL_SWEEP_DURATIONS, in_sweep, load_durations  # noqa: E402
 
@@ -37,7 +38,7 @@ def main(argv: list[str]) -> int:
         full_sweep = results.run.get("op_sweep") == "full"
         # Only tests that ran to the end say how long they take.
         for test in results.tests:
-            if test.outcome not in ("CRASH", "TIMEOUT", "SKIP"):
+            if outcomes.named(test.outcome).timed:
                 durations[full_sweep and in_sweep(test.id)][test.id] = round(test.duration_s, 2)
                 updated += 1
     existing = set(_collect_ids())

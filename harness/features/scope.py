@@ -33,8 +33,6 @@ from harness.features.catalogue import (  # noqa: F401
     FLOAT64, INPUT_MUTATION, RANDOM, TENSOR_SUBCLASSES, TRAINING)
 
 UNSUPPORTED_ENV = settings.UNSUPPORTED
-# The outcome of a test whose backend refused, and how its skip reason starts (harness.worker.classify).
-REFUSED = "REFUSED"
 _STATIC = "__dynamo_suite_needs__"  # set by @needs on a test method or a scenario family
 NOTHING = "none"  # --unsupported none: nothing, over a project file's declaration
 

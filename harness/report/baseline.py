@@ -18,12 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness import outcomes
 from harness.report import metric_changes, problems
 from harness.report.metric_changes import PerfComparison
 from harness.report.results import RunResults, TestResult
-
-_FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT", "XFAIL", "REFUSED"}
-_PASSING = {"PASS", "XPASS"}
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
@@ -123,19 +121,27 @@ def _problem_line(problem: problems.Problem) -> str:
             f"e.g. {problem.representative.id})")
 
 
+def _failing(test: TestResult) -> bool:
+    return outcomes.ended(test.outcome, outcomes.FAILED)
+
+
+def _passing(test: TestResult) -> bool:
+    return outcomes.ended(test.outcome, outcomes.PASSED)
+
+
 def compare(old: RunResults, new: RunResults) -> Difference:
     before = {test.id: test for test in old.tests}
     difference = Difference()
     for test in new.tests:
         previous = before.pop(test.id, None)
-        fails_unexpectedly = test.unexpected and test.outcome in _FAILING
-        if fails_unexpectedly and (previous is None or previous.outcome not in _FAILING):
+        fails_unexpectedly = test.unexpected and _failing(test)
+        if fails_unexpectedly and (previous is None or not _failing(previous)):
             difference.new_failures.append((previous, test))
         elif previous is None:
             difference.added.append(test)
-        elif previous.outcome in _FAILING and test.outcome in _PASSING:
+        elif _failing(previous) and _passing(test):
             difference.new_passes.append((previous, test))
-        elif previous.outcome in _PASSING and test.outcome == "XFAIL":
+        elif _passing(previous) and test.outcome == outcomes.XFAIL:
             difference.expected_new_failures.append((previous, test))
         elif fails_unexpectedly and previous.unexpected and (
                 previous.outcome != test.outcome or stable_reason(previous.reason) != stable_reason(test.reason)):

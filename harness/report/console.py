@@ -10,10 +10,11 @@ from pathlib import Path
 
 from harness import settings
 from harness.axes import registry
+from harness.outcomes import COLLATERAL
 from harness.project import layout
 from harness.measure import stages
 from harness.report import coverage, eager_share, perf_table, problems, scope
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, OP_SWEEP_PREFIX, RunResults, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()

@@ -35,6 +35,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from harness import outcomes
 from harness.checks import clauses
 from harness.measure.stages import BACKEND_COMPILE, BACKEND_RUN, CHECK
 from harness.report.results import TestResult
@@ -88,7 +89,7 @@ def key(test: TestResult, by_stage: bool = True) -> tuple[str, str, str, str, st
     """``by_stage=False`` leaves the stage out: to compare with results recorded before
     stages were (harness.report.baseline)."""
     where = (_GENERATED_MODULE.sub("<generated module>", _WHERE_LINE.sub(")", test.where or ""))
-             if test.outcome in ("ERROR", "CRASH", "TIMEOUT") else "")
+             if outcomes.named(test.outcome).by_where else "")
     stage = (test.stage or "") if by_stage else ""
     return test.column, test.outcome, stage, breach(test) or signature(test.reason), where
 

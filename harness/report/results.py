@@ -14,25 +14,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness import outcomes
 from harness.axes import registry
-from harness.features import catalogue, scope
+from harness.features import catalogue
 from harness.report import coverage
 
 SCHEMA = "dynamo-aot-suite/results"
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without COLLATERAL and its fields
 
-# In report order: the expected outcomes first, then COLLATERAL (failed only after another
-# test broke its worker process; passes alone), then the ones that make a run fail.
-# REFUSED: the test needed a capability the project declared unsupported, and the backend
-# refused it with an error naming it (harness.features.scope).
-OUTCOMES = ("PASS", "XFAIL", "SKIP", "REFUSED", "COLLATERAL", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT")
-REFUSED = "REFUSED"
-EXPECTED_OUTCOMES = frozenset({"PASS", "XFAIL", "SKIP", REFUSED})
-# Not the test's own failure, so not unexpected: the test that broke the process is.
-COLLATERAL = "COLLATERAL"
-# Outcomes after which a worker process may be left broken for the tests that follow.
-FAILED_OUTCOMES = frozenset({"FAIL", "ERROR", "XFAIL", REFUSED, "TIMEOUT", "CRASH"})
 OP_SWEEP_PREFIX = "test_op_sweep."  # scenario names of the operator sweep's tests
 BACKEND_INDEPENDENT = registry.BACKEND_INDEPENDENT  # the backend column of tests that run once, not per backend
 
@@ -110,7 +100,7 @@ class TestResult:
 
     @property
     def unexpected(self) -> bool:
-        return self.outcome not in EXPECTED_OUTCOMES and self.outcome != COLLATERAL
+        return outcomes.named(self.outcome).unexpected
 
     def to_json(self) -> dict[str, Any]:
         fields = asdict(self)
@@ -135,7 +125,7 @@ class RunResults:
     baseline: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, int]:
-        counts = {outcome: 0 for outcome in OUTCOMES}
+        counts = {outcome: 0 for outcome in outcomes.reported()}
         for test in self.tests:
             counts[test.outcome] += 1
         counts["total"] = len(self.tests)
@@ -152,9 +142,11 @@ class RunResults:
         return list(self.run.get("unsupported") or [])
 
     def outcomes_shown(self) -> tuple[str, ...]:
-        """The outcome columns of a counts table: REFUSED only where a scope was declared."""
-        shown = self.unsupported or any(test.outcome == REFUSED for test in self.tests)
-        return tuple(outcome for outcome in OUTCOMES if outcome != REFUSED or shown)
+        """The outcome columns of a counts table: those shown with a scope only (REFUSED) where
+        a scope was declared or a test had them."""
+        had = {test.outcome for test in self.tests}
+        return tuple(outcome for outcome in outcomes.reported()
+                     if not outcomes.named(outcome).with_scope_only or self.unsupported or outcome in had)
 
     def scope(self) -> dict[str, Any]:
         """The declared scope, and per report column, per capability its tests needed
@@ -166,7 +158,8 @@ class RunResults:
                 counts = columns.setdefault(test.column, {}).setdefault(
                     name, {"tests": 0, "passed": 0, "refused": 0, "expected_failures": 0, "unexpected": 0})
                 counts["tests"] += 1
-                outcome = {"PASS": "passed", REFUSED: "refused", "XFAIL": "expected_failures"}.get(test.outcome)
+                outcome = {outcomes.PASS: "passed", outcomes.REFUSED: "refused",
+                           outcomes.XFAIL: "expected_failures"}.get(test.outcome)
                 if outcome:
                     counts[outcome] += 1
                 counts["unexpected"] += test.unexpected
@@ -183,7 +176,7 @@ class RunResults:
             if test.after is not None:
                 entry = counts.setdefault(test.after, [0, 0])
                 entry[0] += 1
-                entry[1] += test.outcome == COLLATERAL
+                entry[1] += test.outcome == outcomes.COLLATERAL
         return {test_id: (failed, collateral) for test_id, (failed, collateral) in counts.items() if collateral}
 
     def backends(self) -> list[str]:
@@ -236,8 +229,9 @@ def from_json(data: Any, source: str = "<results>") -> RunResults:
         tests = [TestResult.from_json(test) for test in data["tests"]]
     except (KeyError, TypeError) as error:
         raise ResultsError(f"{source}: malformed test entry ({error})") from None
+    known = outcomes.reported()
     for test in tests:
-        if test.outcome not in OUTCOMES:
+        if test.outcome not in known:
             raise ResultsError(f"{source}: test {test.id} has unknown outcome '{test.outcome}'")
     return RunResults(run=data.get("run", {}), tests=tests)
 

@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import outcomes
 from harness.axes import registry
 from harness.testcase import expectations
 from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult, write_atomic
@@ -58,11 +59,16 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _accepted_failure(outcome: str) -> bool:
+    """A failure --accept records as an expected one (an ``xfail`` or ``skip`` entry)."""
+    return outcomes.named(outcome).accepted_as not in (None, "pass")
+
+
 def _new_entry(test: TestResult, torch_version: str, run: dict | None = None) -> str:
-    if test.outcome == "XPASS":
-        status, reason = "pass", f"passes here, where {test.expectation} expects a failure"
+    status = outcomes.named(test.outcome).accepted_as
+    if status == "pass":
+        reason = f"passes here, where {test.expectation} expects a failure"
     else:
-        status = "skip" if test.outcome in ("CRASH", "TIMEOUT") else "xfail"
         reason = f"observed {test.outcome}: {test.reason}"
     if len(reason) > _REASON_LIMIT:
         reason = reason[: _REASON_LIMIT - 1] + "…"
@@ -115,8 +121,8 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
             continue
         wrong = "XPASS" if entry.status == "xfail" else None
         if entry.status == "pass":
-            wrong = next((outcome for outcome in ("FAIL", "ERROR", "CRASH", "TIMEOUT")
-                          if any(test.outcome == outcome for test in tests)), None)
+            wrong = next((outcome for outcome in outcomes.reported()
+                          if _accepted_failure(outcome) and any(test.outcome == outcome for test in tests)), None)
         if wrong and all(test.unexpected for test in tests):
             drop.add(index)
             changes.dropped.append(f"{entry.test} [{entry.source}] ({'passed' if wrong == 'XPASS' else 'failed'} "
@@ -131,8 +137,8 @@ def accept(path: Path, results: RunResults) -> AcceptChanges:
     new_text = "".join(preamble + kept_lines)
 
     failing = sorted((test for test in results.tests
-                      if (test.outcome in ("FAIL", "ERROR", "CRASH", "TIMEOUT") and not test.expectation)
-                      or (test.outcome == "XPASS" and test.expectation not in ours)),
+                      if (_accepted_failure(test.outcome) and not test.expectation)
+                      or (outcomes.named(test.outcome).accepted_as == "pass" and test.expectation not in ours)),
                      key=lambda test: (test.scenario, test.backend))
     if failing:
         torch_version = results.run.get("torch", "")

@@ -19,9 +19,9 @@ from typing import Callable
 
 import pytest
 
-from harness import settings
+from harness import outcomes, settings
 from harness.measure import stages
-from harness.report.results import FAILED_OUTCOMES, TestResult
+from harness.report.results import TestResult
 from harness.run.collection import TestInfo
 from harness.worker import crash_reports, forkserver
 from harness.worker.protocol import PROPERTY, watchdog, worker_log_path
@@ -92,7 +92,7 @@ class ResultCollector:
         process = (result.worker, pid)
         if result.unexpected and process in self._last_failure and result.id not in self._trusted:
             result.after = self._last_failure[process]
-        if result.outcome in FAILED_OUTCOMES:
+        if outcomes.ended(result.outcome, outcomes.FAILED):
             self._last_failure[process] = result.id
         self.results[result.id] = result
         self.on_result(result)

@@ -31,11 +31,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
+from harness.outcomes import COLLATERAL, DEFERRED, named
 from harness.report.problems import key as problem_key, signature
-from harness.report.results import COLLATERAL, EXPECTED_OUTCOMES, TestResult
+from harness.report.results import TestResult
 from harness.run import engine
 from harness.run.collection import TestInfo
-from harness.worker.protocol import DEFERRED
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def rerun_followers(results: dict[str, TestResult], order: list[str],
 
 def settle(first: TestResult, alone: TestResult) -> TestResult:
     """The result of a test that failed after ``first.after`` failed, given its run alone."""
-    if alone.outcome in EXPECTED_OUTCOMES:
+    if named(alone.outcome).expected:
         verdict = "passes alone" if alone.outcome == "PASS" else f"{alone.outcome} alone, as expected"
         return dataclasses.replace(
             first, outcome=COLLATERAL, rerun="alone",

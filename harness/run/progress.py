@@ -7,10 +7,8 @@ import os
 import time
 from typing import TextIO
 
+from harness import outcomes
 from harness.report.results import TestResult
-
-_SHORT = {"PASS": "pass", "XFAIL": "xfail", "SKIP": "skip", "REFUSED": "refused", "FAIL": "FAIL", "ERROR": "ERROR",
-          "XPASS": "XPASS", "CRASH": "CRASH", "TIMEOUT": "TIMEOUT", "COLLATERAL": "collat."}
 
 
 class Progress:
@@ -36,7 +34,7 @@ class Progress:
             if self.done == self.total:
                 self.out.write("\n")
         else:
-            self.out.write(f"{counter} {_SHORT[result.outcome]:<7} {result.duration_s:6.1f}s  {result.id}\n")
+            self.out.write(f"{counter} {outcomes.named(result.outcome).short:<7} {result.duration_s:6.1f}s  {result.id}\n")
         self.out.flush()
 
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 import torch
 from parameterized import parameterized_class
 
-from harness import compat, settings, state
+from harness import compat, outcomes, settings, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
@@ -78,6 +78,9 @@ class DynamoTestCase(unittest.TestCase):
         self.timing = {"run_s": 0.0, "body_s": 0.0}  # read by the runner's pytest plugin
         self.expectation = None
         self.failure_stage: str | None = None  # harness.measure.stages, when the body raised
+        # The outcome its skip stands for (a refusal), for harness.worker.classify: unittest
+        # keeps only a skip's message.
+        self.skipped_as: outcomes.Skipped | None = None
         # harness.features, for results.json: what the test's graphs and calls showed, what of
         # that it needed of the backend, and which of that the project declared unsupported.
         self.covers: list[str] | None = None
@@ -111,15 +114,16 @@ class DynamoTestCase(unittest.TestCase):
             self.failure_stage = stages.of(error, stages.is_check_failure(error, test_file))
             refusal = self._clean_refusal(error)
             if refusal is not None:
-                raise unittest.SkipTest(refusal) from error
+                self.skipped_as = outcomes.Skipped(outcomes.REFUSED, refusal)
+                raise unittest.SkipTest(self.skipped_as.message) from error
             self._expect_only_its_stage()
             raise
         finally:
             self.timing["body_s"] = time.perf_counter() - started
 
     def _clean_refusal(self, error: BaseException) -> str | None:
-        """The skip reason of a test whose backend refused what the project declared it does
-        not do (harness.features.scope), else None."""
+        """The reason a test reports REFUSED with when its backend refused what the project
+        declared it does not do (harness.features.scope), else None."""
         return None
 
     def _expect_only_its_stage(self) -> None:
@@ -293,7 +297,7 @@ class BackendTestCase(DynamoTestCase):
             self.failure_stage = errors[0][1]
         name, message = names[0]
         first = next((line.strip() for line in message.splitlines() if line.strip()), "")
-        return f"{scope.REFUSED}: {name} declared unsupported, and the backend said so: {first[:300]}"
+        return f"{name} declared unsupported, and the backend said so: {first[:300]}"
 
     def eager_share_limit(self) -> tuple[float, str] | None:
         """The most of a compiled call that may run eagerly, and where that limit comes from:

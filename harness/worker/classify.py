@@ -1,8 +1,9 @@
 """A finished test's outcome, one-line reason, where it raised and its details, decided in
 the worker while the exception object is still at hand: PASS, FAIL (a check failed), ERROR
 (anything else raised, the backend's own error named where Dynamo wrapped it), XFAIL, XPASS,
-SKIP, REFUSED (harness.features.scope), TIMEOUT, DEFERRED. ``harness.worker.pytest_plugin``
-attaches it, with the test's Dynamo metrics, to the report that xdist sends to the controller."""
+SKIP, TIMEOUT, and whatever outcome a skip stands for (``harness.outcomes.Skipped``: REFUSED,
+DEFERRED). ``harness.worker.pytest_plugin`` attaches it, with the test's Dynamo metrics, to the
+report that xdist sends to the controller."""
 
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from harness import settings
+from harness import outcomes, settings
 from harness.errors import innermost
-from harness.features import scope
 from harness.measure import stages
 from harness.worker.frames import in_compile, in_stdlib, short_path
-from harness.worker.protocol import DEFERRED, unittest_id
+from harness.worker.protocol import unittest_id
 
 # A directory: when set, a worker writes there the graphs each unexpectedly failing test
 # handed its backend (harness.measure.repro), for the run's standalone repro files.
@@ -29,6 +29,23 @@ _DETAILS_LIMIT = 8000
 
 # pytest-timeout's message when its SIGALRM fires inside a test.
 _TIMEOUT_MESSAGE = re.compile(r"^Timeout \(?>")
+
+
+class SkipAs(pytest.skip.Exception):
+    """A skip the worker raises itself for another outcome than SKIP (harness.worker.health's
+    DEFERRED): pytest keeps the exception, so it carries the outcome to ``classify``."""
+
+    def __init__(self, skipped: outcomes.Skipped) -> None:
+        super().__init__(skipped.message)
+        self.skipped = skipped
+
+
+def skipped_as(testcase: Any, call: pytest.CallInfo) -> outcomes.Skipped | None:
+    """The outcome a skip stands for, if not SKIP: carried by the skip where the worker raised
+    it (``SkipAs``), stated on the test case where unittest caught it and kept only its message
+    (a refusal: harness.testcase.base)."""
+    raised = call.excinfo.value if call.excinfo is not None else None
+    return getattr(raised, "skipped", None) or getattr(testcase, "skipped_as", None)
 
 
 def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> dict[str, Any]:
@@ -49,11 +66,10 @@ def classify(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport
     if report.passed:
         return {**entry, "outcome": "PASS", "reason": ""}
     if report.skipped:
-        if _skip_reason(report).startswith(f"{DEFERRED}: "):
-            return {**entry, "outcome": DEFERRED, "reason": _skip_reason(report)}
-        if _skip_reason(report).startswith(f"{scope.REFUSED}: "):
-            return {**entry, "outcome": scope.REFUSED, "stage": getattr(testcase, "failure_stage", None),
-                    "reason": _skip_reason(report).removeprefix(f"{scope.REFUSED}: ")}
+        stated = skipped_as(testcase, call)
+        if stated is not None:
+            return {**entry, "outcome": stated.outcome, "stage": getattr(testcase, "failure_stage", None),
+                    "reason": stated.reason}
         if hasattr(report, "wasxfail"):
             reason = f"expected failure: {expectation.reason}" if expectation is not None else "expected failure"
             return {**entry, "outcome": "XFAIL", "reason": reason, "stage": getattr(testcase, "failure_stage", None)}

@@ -34,9 +34,10 @@ from typing import Any
 
 import pytest
 
+from harness import outcomes
 from harness.axes import device as run_device  # the module; ``device`` below is a device's name
-from harness.report.results import FAILED_OUTCOMES
-from harness.worker.protocol import DEFERRED, PROPERTY
+from harness.worker.classify import SkipAs
+from harness.worker.protocol import PROPERTY
 
 # A failure's message can carry what differs between two runs of the same failure.
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -173,7 +174,7 @@ class HealthCheck:
         trusted = self.health.trusted(getattr(getattr(item, "cls", None), "backend", None), run_device.selected_name())
         item.stash[_TRUSTED] = trusted
         if self.defer and not trusted:
-            pytest.skip(f"{DEFERRED}: {self.health.failure} failed earlier in this worker")
+            raise SkipAs(outcomes.Skipped(outcomes.DEFERRED, f"{self.health.failure} failed earlier in this worker"))
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the classification
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -181,5 +182,5 @@ class HealthCheck:
         data = dict(outcome.get_result().user_properties).get(PROPERTY)
         if data:
             data["trusted"] = item.stash.get(_TRUSTED, False)
-            if data["outcome"] in FAILED_OUTCOMES:
+            if outcomes.ended(data["outcome"], outcomes.FAILED):
                 self.health.failed(item.nodeid)

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 PROPERTY = "dynamo_suite"  # the user_properties key that carries a test's classification
 START_MARK = "\n===== dynamo-aot-suite: start "  # written to the worker log before each test
-# The outcome a deferred test reports: the runner hands it to the next fresh worker.
-DEFERRED = "DEFERRED"
 
 
 def worker_log_path(workdir: str | os.PathLike, worker_id: str) -> Path:

@@ -15,6 +15,7 @@ import csv
 import io
 import re
 
+from harness import outcomes
 from harness.report.formats.format import RunReport
 from harness.report.results import TestResult
 
@@ -26,9 +27,10 @@ MODES = {"train": "training", "eval": "inference"}
 
 def accuracy(test: TestResult) -> str | None:
     """benchmarks/dynamo's accuracy status of a model test (None: not written)."""
-    if test.outcome in ("PASS", "XPASS"):
+    ended = outcomes.named(test.outcome).ended
+    if ended == outcomes.PASSED:
         return "pass"
-    if test.outcome in ("SKIP", "COLLATERAL"):
+    if ended is None:  # not run, or not its own result
         return None
     return "fail_accuracy" if test.stage == "check" else "fail_to_run"
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.console import repro_command, verdict
+from harness import outcomes
 from harness.report.formats import pages
 from harness.report.formats.format import RunReport
-from harness.report.results import BACKEND_INDEPENDENT, OUTCOMES, RunResults, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, RunResults, TestResult
 
 
 def metrics_text(metrics: dict[str, float]) -> str:
@@ -193,9 +194,10 @@ def _perf_chart(results: RunResults) -> PerfChart | None:
 def render(report: RunReport) -> str:
     results = report.results
     expectations = results.run.get("expectations")
+    order = outcomes.reported()
     noteworthy = sorted(
         (test for test in results.tests if test.outcome != "PASS"),
-        key=lambda test: (not test.unexpected, OUTCOMES.index(test.outcome), test.id),
+        key=lambda test: (not test.unexpected, order.index(test.outcome), test.id),
     )
     covered = coverage.per_column(results)
     coverage_columns, coverage_rows = coverage.rows(results)
@@ -213,6 +215,7 @@ def render(report: RunReport) -> str:
         left_broken=results.left_broken(),
         repro_files=report.repro_files,
         outcomes=results.outcomes_shown(),
+        outcome_colours={name: outcomes.named(name).html for name in outcomes.reported()},
         scope_lines=scope.lines(results),
         scope_rows=scope.rows(results),
         scope_headings=scope.HEADINGS,

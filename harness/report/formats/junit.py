@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from harness import outcomes
 from harness.axes import registry
 from harness.report.formats.format import RunReport
-from harness.report.results import BACKEND_INDEPENDENT, COLLATERAL, REFUSED, TestResult
+from harness.report.results import BACKEND_INDEPENDENT, TestResult
 
 # Characters XML 1.0 cannot carry at all (test output holds ANSI escapes and worse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -25,20 +26,15 @@ def _testcase(test: TestResult) -> ET.Element:
     for name, value in [("outcome", test.outcome), ("backend", test.backend), *axes, ("scenario", test.scenario),
                         *sorted((test.metrics or {}).items()), ("expectation", test.expectation or "")]:
         ET.SubElement(properties, "property", name=_text(name), value=_text(value))
-    if test.outcome in ("FAIL", "XPASS"):
-        element = ET.SubElement(case, "failure", message=_text(test.reason), type=test.outcome)
-        element.text = _text(test.details)
-    elif test.outcome in ("ERROR", "CRASH", "TIMEOUT"):
-        element = ET.SubElement(case, "error", message=_text(test.reason), type=test.outcome)
-        element.text = _text(test.details)
-    elif test.outcome in ("SKIP", "XFAIL", REFUSED):
-        # A refusal of what the project declared unsupported is not run, by its own account.
-        ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"),
-                      **({"type": REFUSED} if test.outcome == REFUSED else {}))
-    elif test.outcome == COLLATERAL:
-        # Not this test's failure (it passes alone), so not a <failure>; counted apart by type.
-        element = ET.SubElement(case, "skipped", message=_text(f"{test.outcome}: {test.reason}"), type=COLLATERAL)
-        element.text = _text(test.details)
+    declared = outcomes.named(test.outcome)
+    if declared.junit is not None:
+        # A skipped element has no type of its own to say why: its message names the outcome.
+        message = f"{test.outcome}: {test.reason}" if declared.junit == "skipped" else test.reason
+        if declared.junit_typed:
+            element = ET.SubElement(case, declared.junit, message=_text(message), type=test.outcome)
+            element.text = _text(test.details)
+        else:
+            ET.SubElement(case, declared.junit, message=_text(message))
     # Where a dashboard groups failures: the stage, the problem and the contract clause.
     # What it needed of the backend, and which of that the project declared unsupported.
     for name in ("stage", "problem", "clause", "after", "needs", "out_of_scope"):
@@ -47,6 +43,10 @@ def _testcase(test: TestResult) -> ET.Element:
             value = ",".join(value) if isinstance(value, list) else value
             ET.SubElement(properties, "property", name=name, value=_text(value))
     return case
+
+
+def _count(tests: list[TestResult], element: str) -> int:
+    return sum(outcomes.named(test.outcome).junit == element for test in tests)
 
 
 def render(report: RunReport) -> str:
@@ -58,9 +58,9 @@ def render(report: RunReport) -> str:
             root, "testsuite",
             name="backend-independent" if column == BACKEND_INDEPENDENT else _text(column),
             tests=str(len(tests)),
-            failures=str(sum(test.outcome in ("FAIL", "XPASS") for test in tests)),
-            errors=str(sum(test.outcome in ("ERROR", "CRASH", "TIMEOUT") for test in tests)),
-            skipped=str(sum(test.outcome in ("SKIP", "XFAIL", REFUSED, COLLATERAL) for test in tests)),
+            failures=str(_count(tests, "failure")),
+            errors=str(_count(tests, "error")),
+            skipped=str(_count(tests, "skipped")),
             time=f"{sum(test.duration_s for test in tests):.3f}",
             timestamp=_text(results.run.get("started", "")),
             hostname=_text(results.run.get("host", "")),

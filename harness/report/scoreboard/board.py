@@ -11,7 +11,8 @@ Tests are matched across runs by what they are, without the backend: the scenari
 axis values (``test_aot_autograd.LSTMTests.test_lstm`` under ``dynamic``/``bfloat16``). A test
 *passes* when its outcome is PASS; it *fails* otherwise, expected failures and refusals
 included (the board compares what backends do, not what their projects expect of them);
-skipped and collateral results are neither. The interop view is over the tests every row ran.
+skipped and collateral results are neither (each outcome's ``scoreboard`` in harness.outcomes).
+The interop view is over the tests every row ran.
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import outcomes
 from harness.checks import clauses
 from harness.report import problems
-from harness.report.results import COLLATERAL, RunResults, TestResult, load
+from harness.report.results import RunResults, TestResult, load
 
 SCHEMA = "dynamo-aot-suite/scoreboard"
 SCHEMA_VERSION = 1
 INSTALL_FAILED = "install-failed.json"  # {"backend": ..., "package": ..., "reason": ...}
-NOT_JUDGED = frozenset({"SKIP", COLLATERAL})
 
 
 class ScoreboardError(ValueError):
@@ -71,9 +72,7 @@ class Row:
         return {key(test): test.outcome for test in self.tests}
 
     def counts(self) -> dict[str, int]:
-        counted = {outcome: sum(test.outcome == outcome for test in self.tests)
-                   for outcome in ("PASS", "XFAIL", "SKIP", "REFUSED", "FAIL", "ERROR", "XPASS", "CRASH", "TIMEOUT",
-                                   COLLATERAL)}
+        counted = {outcome: sum(test.outcome == outcome for test in self.tests) for outcome in outcomes.reported()}
         return {"tests": len(self.tests), **counted, "unexpected": sum(test.unexpected for test in self.tests),
                 "problems": len(problems.group(self.tests))}
 
@@ -143,7 +142,11 @@ def _name_of(spec: str) -> str:
 
 
 def _judged(outcome: str | None) -> bool:
-    return outcome is not None and outcome not in NOT_JUDGED
+    return outcome is not None and outcomes.named(outcome).scoreboard is not None
+
+
+def _passes(outcome: str) -> bool:
+    return outcomes.named(outcome).scoreboard == "pass"
 
 
 def clause_matrix(rows: list[Row]) -> dict[str, dict[str, tuple[int, int]]]:
@@ -154,7 +157,7 @@ def clause_matrix(rows: list[Row]) -> dict[str, dict[str, tuple[int, int]]]:
         for test in row.tests:
             if _judged(test.outcome):
                 cell = matrix.setdefault(clause_of(test), {}).setdefault(row.label, [0, 0])
-                cell[0] += test.outcome == "PASS"
+                cell[0] += _passes(test.outcome)
                 cell[1] += 1
     return {name: {label: tuple(cell) for label, cell in matrix[name].items()}
             for name in sorted(matrix, key=lambda name: order.get(name, len(order)))}
@@ -177,13 +180,13 @@ class Interop:
 
 def interop(rows: list[Row]) -> Interop:
     ran = [row for row in rows if not row.install_failed]
-    outcomes = [row.outcomes for row in ran]
+    by_row = [row.outcomes for row in ran]
     common = sorted(set.intersection(*(set(key for key, outcome in each.items() if _judged(outcome))
-                                       for each in outcomes))) if outcomes else []
+                                       for each in by_row))) if by_row else []
     all_pass, all_fail, some = [], [], 0
     only: dict[str, list[str]] = {row.label: [] for row in ran}
     for test in common:
-        failing = [row.label for row, each in zip(ran, outcomes) if each[test] != "PASS"]
+        failing = [row.label for row, each in zip(ran, by_row) if not _passes(each[test])]
         if not failing:
             all_pass.append(test)
         elif len(failing) == len(ran) and len(ran) > 1:
@@ -215,7 +218,7 @@ def families(rows: list[Row], out_dir: Path) -> dict[str, dict[str, FamilyCell]]
                 repro = Path(row.source) / "repros" / f"{problem.id}.py"
                 found.append((problem.id, os.path.relpath(repro, out_dir) if repro.exists() else None))
             judged = [test for test in tests if _judged(test.outcome)]
-            table.setdefault(family, {})[row.label] = FamilyCell(sum(test.outcome == "PASS" for test in judged),
+            table.setdefault(family, {})[row.label] = FamilyCell(sum(_passes(test.outcome) for test in judged),
                                                                  len(judged), found)
     return dict(sorted(table.items()))
 
@@ -231,8 +234,8 @@ def changes(rows: list[Row], previous: dict[str, Any]) -> dict[str, dict[str, li
         old, new = before[row.label], row.outcomes
         both = [test for test in new if test in old and _judged(new[test]) and _judged(old[test])]
         found[row.label] = {
-            "newly_failing": sorted(test for test in both if old[test] == "PASS" and new[test] != "PASS"),
-            "newly_passing": sorted(test for test in both if old[test] != "PASS" and new[test] == "PASS"),
+            "newly_failing": sorted(test for test in both if _passes(old[test]) and not _passes(new[test])),
+            "newly_passing": sorted(test for test in both if not _passes(old[test]) and _passes(new[test])),
         }
     return found
 
