@@ -8,7 +8,10 @@ results.json for the reports. Under plain ``python -m unittest`` nothing is hand
 ``from_environment`` is the one place that reads it.
 
 Each setting is named by its environment variable, listed below once; the module that owns
-a setting says what its value means (``harness.testcase.tiers`` the tier...).
+a setting says what its value means (``harness.testcase.tiers`` the tier...). How a user
+gives one (option, project key), its check and where it reaches (the run record, repros) are
+its declaration: an axis's in ``harness.axes.registry``, any other's in
+``harness.project.run_settings``.
 """
 
 from __future__ import annotations
@@ -51,10 +54,6 @@ TIMINGS = "DYNAMO_SUITE_TIMINGS"  # where workers log the harness's time per tes
 # Set by the runner: it chose the run's tests (the default tier's share, tests named by id),
 # so a worker runs each it is given (harness.testcase.default_tier).
 TESTS_CHOSEN = "DYNAMO_SUITE_TESTS_CHOSEN"
-
-# What a repro needs, beside the test's own axis values, to run a scenario as the run did.
-REPRO = (IMPORTS, SCENARIOS, MODELS, EXPECTATIONS, UNSUPPORTED, TIER, OP_SWEEP, GENERATED, DEVICE, COMPILE_OPTIONS,
-         MAX_EAGER_SHARE, PERF_BUDGET, PERF_THREADS)
 
 FILE_OPTION = "--dynamo-suite-settings"  # the pytest option a worker gets its settings file with
 

@@ -3,6 +3,8 @@
 * ``layout``: the suite's scenario tree, in a clone or in an installed wheel, and the
   command a user typed to start the run;
 * ``config``: the ``[tool.dynamo-aot-suite]`` section of the project's ``pyproject.toml``;
+* ``run_settings``: every run setting but the axes, declared once: its option, variable,
+  project key, check, and where it reaches (the run record, repros, rerun commands);
 * ``extensions``: the project's own scenario modules and models (configuration or entry
   points), collected beside the bundled ones.
 

@@ -10,7 +10,8 @@
     models = ["mycc.suite_models"]                    # modules whose MODELS join the model zoo
     report-dir = "build/suite-reports"
 
-Every other key is a long option of the command without its dashes (``tier``, ``variants``,
+Every other key is a long option of the command without its dashes (each run setting's is
+declared in ``harness.project.run_settings``: ``tier``, ``variants``,
 ``dtypes``, ``device``, ``max-eager-share``, ``perf-budget``, ``perf-threads``, ``op-sweep``, ``generated``, ``jobs``,
 ``timeout``, ``durations``, ``fail-on``). The file is the nearest ``pyproject.toml`` with the
 section, from the current directory up; relative paths in it are relative to its directory.
@@ -33,6 +34,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from harness import settings
 from harness.axes import registry
+from harness.project import run_settings
 
 FILE_NAME = "pyproject.toml"
 SECTION = ("tool", "dynamo-aot-suite")
@@ -56,28 +58,19 @@ class Key:
 
 
 def keys() -> dict[str, Key]:
-    """Every key the section takes: one per axis (its option's name), then the others."""
+    """Every key the section takes: one per axis (its option's name), one per run setting that
+    declares one (harness.project.run_settings), then the runner's options."""
     axes = [Key(axis.option.lstrip("-"), setting=axis.env, kind="text" if axis.per_run else "list")
             for axis in registry.AXES]
-    others = [
-        Key("imports", setting=settings.IMPORTS, kind="list"),
-        Key("expectations", setting=settings.EXPECTATIONS, kind="path"),
-        Key("scenarios", setting=settings.SCENARIOS, kind="paths"),
-        Key("models", setting=settings.MODELS, kind="paths"),
-        Key("unsupported", setting=settings.UNSUPPORTED, kind="list"),
-        Key("tier", setting=settings.TIER),
-        Key("op-sweep", setting=settings.OP_SWEEP),
-        Key("generated", setting=settings.GENERATED, kind="number"),
-        Key("max-eager-share", setting=settings.MAX_EAGER_SHARE, kind="number"),
-        Key("perf-budget", setting=settings.PERF_BUDGET, kind="number"),
-        Key("perf-threads", setting=settings.PERF_THREADS, kind="number"),
+    declared = [Key(setting.key, setting=setting.env, kind=setting.kind) for setting in run_settings.in_project()]
+    options = [
         Key("report-dir", option="report_dir", kind="path"),
         Key("durations", option="durations", kind="path"),
         Key("jobs", option="jobs", kind="number"),
         Key("timeout", option="timeout", kind="number"),
         Key("fail-on", option="fail_on"),
     ]
-    return {key.name: key for key in axes + others}
+    return {key.name: key for key in axes + declared + options}
 
 
 @dataclass(frozen=True)

@@ -11,20 +11,19 @@ from pathlib import Path
 from harness import settings
 from harness.axes import registry
 from harness.outcomes import COLLATERAL
-from harness.project import layout
+from harness.project import layout, run_settings
 from harness.measure import stages
 from harness.report import coverage, eager_share, perf_table, problems, scope
 from harness.report.results import BACKEND_INDEPENDENT, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
 _DEFAULT_EXPECTATIONS = DEFAULT_FILE.resolve()
-GENERATED_PREFIX = "test_generated_programs."
 PERF_NAME_CHARACTERS = 28  # the longest model's (lstm_language_model_train), and the perf table fits 120 columns
 
 
 def repro_command(test: TestResult, expectations: str | None = None, run: dict | None = None) -> str:
     """Reruns only this test, on only this backend, in one worker (in the run's tier, and
-    with its operator sweep when the test is an operator's)."""
+    with its operator sweep when the test is an operator's: harness.project.run_settings)."""
     parts = shlex.split((run or {}).get("command") or layout.CLONE_COMMAND)
     if test.backend_spec:
         parts += ["--backend", test.backend_spec]
@@ -37,14 +36,10 @@ def repro_command(test: TestResult, expectations: str | None = None, run: dict |
     for axis in registry.per_run():
         if run.get(axis.record_key, axis.first) != axis.first:
             parts += [axis.option, run[axis.record_key]]
-    if run.get("max_eager_share") is not None:
-        parts += ["--max-eager-share", f"{run['max_eager_share']:g}"]
-    if run.get("tier", "default") != "default":
-        parts += ["--tier", run["tier"]]
-    if test.id.startswith(f"test.dynamo.{OP_SWEEP_PREFIX}") and run.get("op_sweep", "quick") != "quick":
-        parts += ["--op-sweep", run["op_sweep"]]
-    if test.id.startswith(f"test.dynamo.{GENERATED_PREFIX}") and run.get("generated") is not None:
-        parts += ["--generated", str(run["generated"])]  # the seed may lie past the tier's budget
+    for setting in run_settings.rerun_by(test.id):
+        value = run.get(setting.record)
+        if value is not None and value != setting.default:
+            parts += [setting.option, f"{value:g}" if isinstance(value, float) else str(value)]
     parts += ["-k", test.id, "-j", "1"]
     imports = run.get("environment", {}).get(settings.IMPORTS)
     prefix = f"{settings.IMPORTS}={shlex.quote(imports)} " if imports else ""

@@ -14,12 +14,10 @@ from pathlib import Path
 from harness import settings
 from harness.axes import registry
 from harness.axes.axis import AxisError
-from harness.features import scope
-from harness.measure import share_limit
-from harness.project import layout
+from harness.project import layout, run_settings
 from harness.run import options, selection
 from harness.run.options import UsageError
-from harness.testcase import default_tier, perf, tiers
+from harness.testcase import tiers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,60 +85,26 @@ def at(args: argparse.Namespace, name: str, message: str) -> str:
 def _given(args: argparse.Namespace) -> dict[str, str]:
     """The settings the command line gives, by environment name."""
     given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
-    given.update({settings.OP_SWEEP: args.op_sweep, settings.TIER: args.tier, settings.GENERATED: args.generated,
-                  settings.MAX_EAGER_SHARE: args.max_eager_share, settings.EXPECTATIONS: args.expectations,
-                  settings.UNSUPPORTED: args.unsupported, settings.BUDGET: args.budget,
-                  settings.GRAPH_SECONDS: args.graph_seconds, settings.TIER_DATA: args.tier_data,
-                  settings.PERF_BUDGET: args.perf_budget, settings.PERF_THREADS: args.perf_threads})
+    given.update({setting.env: getattr(args, setting.dest) for setting in run_settings.with_option()})
     return {name: value for name, value in given.items() if value is not None}
 
 
 def _configure(args: argparse.Namespace) -> settings.Settings:
     """The run's settings: the command line over the environment over the project's file,
     each checked here."""
-    run_settings = settings.Settings(args.project.settings).replace(**settings.from_environment().values).replace(
+    chosen = settings.Settings(args.project.settings).replace(**settings.from_environment().values).replace(
         **_given(args))
-    with settings.using(run_settings):
+    with settings.using(chosen):
         for axis in registry.AXES:
             try:
                 registry.selected(axis)  # a device is checked further where torch is imported (collection)
             except AxisError as error:
                 raise UsageError(at(args, axis.env, f"{axis.option} / {error}"))
-        try:
-            share_limit.configured_limit()
-        except ValueError as error:
-            raise UsageError(at(args, settings.MAX_EAGER_SHARE,
-                                f"--max-eager-share / {share_limit.MAX_ENV}: {error}"))
-        try:
-            scope.declared()
-        except scope.ScopeError as error:
-            raise UsageError(at(args, settings.UNSUPPORTED, f"--unsupported / {scope.UNSUPPORTED_ENV}: {error}"))
-        try:
-            tiers.current()
-        except tiers.TierError as error:
-            raise UsageError(at(args, settings.TIER, str(error)))
-        try:
-            default_tier.check_settings()
-        except ValueError as error:
-            raise UsageError(at(args, settings.BUDGET, str(error)))
-        try:
-            default_tier.load()
-        except default_tier.TierDataError as error:
-            raise UsageError(at(args, settings.TIER_DATA, str(error)))
-        for name, option, read in ((settings.PERF_BUDGET, "--perf-budget", perf.budget_s),
-                                   (settings.PERF_THREADS, "--perf-threads", perf.threads)):
+        for setting in run_settings.SETTINGS:
             try:
-                read()
-            except perf.PerfSettingError as error:
-                raise UsageError(at(args, name, f"{option} / {error}"))
-    sweep = run_settings.get(settings.OP_SWEEP, settings.OP_SWEEP_TIERS[0])
-    if sweep not in settings.OP_SWEEP_TIERS:
-        raise UsageError(at(args, settings.OP_SWEEP, f"--op-sweep / {settings.OP_SWEEP}={sweep!r}: expected one of "
-                                                     f"{', '.join(settings.OP_SWEEP_TIERS)}"))
-    generated = run_settings.get(settings.GENERATED, "0")
-    if not generated.isdigit():
-        raise UsageError(at(args, settings.GENERATED, f"--generated / {settings.GENERATED}={generated!r}: expected "
-                                                      "a number of programs, 0 or more (e.g. --generated 200)"))
+                setting.value()
+            except ValueError as error:
+                raise UsageError(at(args, setting.env, setting.mistake(error)))
     # Workers are new processes: they must find the suite's scenarios, and a plugin module
     # the user named in DYNAMO_SUITE_IMPORTS relative to here or to the project's file, just
     # as this one does.
@@ -148,7 +112,7 @@ def _configure(args: argparse.Namespace) -> settings.Settings:
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
         [str(layout.SUITE_ROOT), os.getcwd(), *project_dir,
          *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
-    return run_settings
+    return chosen
 
 
 def _check_expectations(args: argparse.Namespace, run_settings: settings.Settings) -> Path | None:

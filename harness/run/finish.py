@@ -12,11 +12,8 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness import settings
 from harness.axes import registry
-from harness.features import scope
-from harness.measure import share_limit
-from harness.project import layout
+from harness.project import layout, run_settings
 from harness.run import configure
 from harness.run.configure import Plan
 from harness.run.options import UsageError
@@ -30,7 +27,7 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
     """The run's results: what ran, with what, and each test's result."""
     from harness.report.results import RunResults
 
-    args, run_settings = plan.args, plan.settings
+    args = plan.args
     return RunResults(
         run={
             "started": started.isoformat(timespec="seconds"),
@@ -41,14 +38,12 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
             "platform": platform.platform(),
             "host": socket.gethostname(),
             "backends": collected.backends,
-            "unsupported": list(scope.declared()),  # harness.features.scope
             "patterns": args.patterns,
-            "op_sweep": run_settings.get(settings.OP_SWEEP, "quick"),
-            "generated": run_settings.get(settings.GENERATED) or None,  # null: the tier's budget
+            # op_sweep, generated (null: the tier's budget), tier, max_eager_share (null: none, unless
+            # [[eager_share]] entries), unsupported...: harness.project.run_settings.
+            **{setting.record: setting.value() for setting in run_settings.recorded()},
             **{axis.record_key: registry.selected(axis)[0] if axis.per_run else list(registry.selected(axis))
                for axis in registry.other_than_backend()},
-            "max_eager_share": share_limit.configured_limit(),  # null: none, unless [[eager_share]] entries
-            "tier": tiers.current(),
             # The default tier's share of the pool per backend (harness.testcase.default_tier).
             **({"default_tier": {backend["name"]: default_tier.summary(backend["name"]) for backend in collected.backends}}
                if tiers.current() == "default" else {}),
@@ -67,7 +62,7 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
             "argv": args.argv,
             "cwd": os.getcwd(),
             # What a repro needs to run a scenario as this run did.
-            "environment": run_settings.environment(settings.REPRO),
+            "environment": plan.settings.environment(run_settings.repro_names()),
             "complete": True,
         },
         tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],

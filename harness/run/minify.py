@@ -31,6 +31,7 @@ import torch
 
 from harness import compat, settings
 from harness.measure import repro
+from harness.project import run_settings
 from harness.report.problems import Problem
 from harness.report.repros import render
 from harness.report.results import TestResult, write_atomic
@@ -199,7 +200,7 @@ def _write(args: argparse.Namespace, case: unittest.TestCase, graph: dict, found
     path = Path(args.out) / f"{name}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     test.scenario = type(case).expectation_key(args.test_id.rsplit(".", 1)[-1])
-    run = {"torch": torch.__version__, "cwd": os.getcwd(), "environment": settings.current().environment(settings.REPRO)}
+    run = {"torch": torch.__version__, "cwd": os.getcwd(), "environment": settings.current().environment(run_settings.repro_names())}
     write_atomic(path, render(problem, test, [graph], run))
     print(f"repro: python {path}")
     return 0

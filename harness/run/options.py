@@ -13,8 +13,7 @@ from typing import NoReturn
 
 from harness import settings
 from harness.axes import registry
-from harness.project import config, layout
-from harness.testcase import tiers
+from harness.project import config, layout, run_settings
 
 DEFAULT_REPORT_DIR = "reports"
 FAIL_ON = ("unexpected", "regressions", "metrics")
@@ -63,57 +62,15 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                              "ids look like test.dynamo.test_aot_autograd.LSTMTests_eager.test_lstm")
     choose.add_argument("--shard", metavar="I/N",
                         help="run the I-th of N disjoint parts of equal expected time (I from 1)")
-    choose.add_argument("--op-sweep", choices=settings.OP_SWEEP_TIERS,
-                        help="the OpInfo operator sweep (test_op_sweep): 'quick' (default) checks about 60 "
-                             "ops, 'full' every op in PyTorch's op_db (for nightly runs), 'none' skips it "
-                             "(default: $DYNAMO_SUITE_OP_SWEEP, else quick)")
-    choose.add_argument("--generated", metavar="N",
-                        help="how many generated programs of each kind (test_generated_programs: seeded "
-                             "view, mutation and aliasing programs, and compute programs, eager against the "
-                             "backend) to run: seeds 0 to N-1 (default: $DYNAMO_SUITE_GENERATED, else 16 in "
-                             "the default tier, and 1000 and 200 in the nightly tier)")
-    choose.add_argument("--tier", choices=tiers.TIERS,
-                        help="'default' runs the scenarios that take seconds; 'nightly' adds the stress "
-                             "scenarios (tens of seconds to minutes each), which the default tier reports "
-                             "as SKIP; 'smoke' selects a few tests that touch every contract clause "
-                             "(harness/testcase/smoke.py), under a tenth of the default tier; 'perf' runs "
-                             "only the performance tests: speed-up and peak memory against eager, one worker "
-                             "(test/dynamo/test_perf.py, docs/perf.md) (default: $DYNAMO_SUITE_TIER, else default)")
-    choose.add_argument("--budget", metavar="S",
-                        help="default tier: the tests that catch the most per second of the backend's time, within S "
-                             "seconds of test time per backend (recorded durations; for a backend without any, aot_eager's "
-                             "plus --graph-seconds per graph compiled) (default: $DYNAMO_SUITE_BUDGET, else a fifth of "
-                             "what the tests harness/default_tier.json names cost the backend)")
-    choose.add_argument("--tier-data", metavar="FILE",
-                        help="default tier: the kill-matrix data to choose it from ('none': no choice, every scenario "
-                             "not marked nightly) (default: $DYNAMO_SUITE_TIER_DATA, else harness/default_tier.json)")
-    choose.add_argument("--graph-seconds", metavar="S",
-                        help="with --budget, for a backend without recorded durations: the seconds it takes to compile "
-                             "a graph (default: $DYNAMO_SUITE_GRAPH_SECONDS, else 2)")
-    for axis in registry.other_than_backend():
-        _add_axis_option(choose, axis)
-    choose.add_argument("--max-eager-share", metavar="F",
-                        help="fail a test when one of its compiled calls ran more than this share of its graph's "
-                             "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
-                             "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
-                             "[[eager_share]] entries in the expectations file set it per backend or test)")
-    choose.add_argument("--unsupported", metavar="CAPS",
-                        help="capabilities your backend does not have, comma-separated (training, float64, "
-                             "dynamic-shapes, ...: docs/scope.md): the tests that need one check instead that "
-                             "the backend refuses it with an error naming it (REFUSED) or gives eager's answer "
-                             "(default: $DYNAMO_SUITE_UNSUPPORTED, else none)")
-    choose.add_argument("--perf-budget", metavar="S",
-                        help="perf tier: seconds of timed rounds per test; fewer when the estimate is tight "
-                             "sooner (default: $DYNAMO_SUITE_PERF_BUDGET, else 4)")
-    choose.add_argument("--perf-threads", metavar="N",
-                        help="perf tier: torch's threads while a test measures (default: "
-                             "$DYNAMO_SUITE_PERF_THREADS, else 1)")
-    choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
-    choose.add_argument("--expectations", metavar="FILE",
-                        help="your project's expected failures and skips, read over the bundled ones (which "
-                             "always apply; an entry of yours wins where both match); --accept writes here "
-                             "(default: $DYNAMO_SUITE_EXPECTATIONS, else none; in a clone --accept writes to "
-                             "harness/expectations.toml)")
+    for setting in run_settings.with_option():
+        # Where --help has always listed them: the axes before the eager share, --list before
+        # the expectations file.
+        if setting.env == settings.MAX_EAGER_SHARE:
+            for axis in registry.other_than_backend():
+                _add_axis_option(choose, axis)
+        if setting.env == settings.EXPECTATIONS:
+            choose.add_argument("--list", action="store_true", help="print the selected test ids and exit")
+        choose.add_argument(setting.option, choices=setting.choices or None, metavar=setting.metavar, help=setting.help)
     how = parser.add_argument_group("how to run")
     how.add_argument("-j", "--jobs", default="auto", metavar="N",
                      help="worker processes: a number, or 'auto' for one per core, and one in the perf tier, "

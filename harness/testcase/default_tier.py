@@ -197,16 +197,16 @@ def _budget_setting() -> tuple[float | None, float]:
     return (float(budget) if budget else None), (float(graph_seconds) if graph_seconds else GRAPH_SECONDS)
 
 
-def check_settings() -> None:
-    """A budget or graph seconds that is not a positive number: ValueError, in one line."""
-    current = settings.current()
-    for name, option in ((BUDGET_ENV, "--budget"), (GRAPH_SECONDS_ENV, "--graph-seconds")):
-        value = current.get(name)
-        try:
-            if value and float(value) <= 0:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"{option} / {name}: '{value}' is not a positive number of seconds") from None
+def seconds(name: str) -> float | None:
+    """The budget or the graph seconds (``name``), None when not given; a value that is not a
+    positive number: ValueError, in one line naming the setting."""
+    value = settings.current().get(name)
+    try:
+        if value and float(value) <= 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{name}: '{value}' is not a positive number of seconds") from None
+    return float(value) if value else None
 
 
 @functools.lru_cache(maxsize=16)
