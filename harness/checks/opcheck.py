@@ -1,9 +1,15 @@
-"""One operator call, eager vs compiled by a backend: outputs, gradients, and whether the
-compiled code specialized on the example's data.
+"""The operator checker: operators' calls, eager vs compiled by a backend (OperatorChecker).
+Every operator check of the suite goes through it: the op sweep's samples (``op_check``,
+``random_op_check``), the value domains and the reference inputs (``together``: calls compiled
+as one function, judged call by call), and the error inputs (``raises_as_eager``). What it
+checks: outputs, the inputs after the call, gradients, whether the compiled code specialized
+on the example's data, and whether a random operator's draws behave as torch's generator's.
 
 In the spirit of PyTorch's ``aot_autograd_check`` (which runs AOTAutograd with no-op
 compilers), but through ``torch.compile`` with any backend, so the verdict is about what a
-user of that backend would get.
+user of that backend would get. The catalogues of what to check (harness/checks/value_domains.py,
+the sweep's reference and error inputs) are data the checker is given: ``Call``s, and rounds of
+inputs (``Inputs``); it gives back ``Difference``s or raises OpCheckFailure.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import functools
 import itertools
 import re
 import unittest
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
 
 import torch
 import torch.utils._pytree as pytree
@@ -119,6 +126,25 @@ def _fresh_copies(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     return copies
 
 
+def layout_copies(tensors: list[Any]) -> list[Any]:
+    """Copies of ``tensors`` laid out as they are, to the element: the same sizes, strides and
+    storage offset over a storage of their own holding the original storage's values (so an
+    expanded or overlapping input stays one); requires_grad kept."""
+    copies = []
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor) or type(tensor) is not torch.Tensor or tensor.is_contiguous() \
+                and tensor.storage_offset() == 0:
+            copies.append(_fresh_copies([tensor])[0] if isinstance(tensor, torch.Tensor) else tensor)
+            continue
+        elements = tensor.untyped_storage().nbytes() // tensor.element_size()
+        with torch.no_grad():
+            storage = torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+                tensor.untyped_storage(), 0, (elements,), (1,)).clone()
+            copy = storage.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
+        copies.append(copy.detach().requires_grad_(tensor.requires_grad))
+    return copies
+
+
 def _loss(outputs: Any) -> torch.Tensor | None:
     """Sum of absolute values of every differentiable output."""
     parts = [out.abs().sum() for out in pytree.tree_leaves(outputs)
@@ -177,54 +203,329 @@ def _compile_kwargs(testcase) -> dict:
     return testcase.compile_kwargs(dynamic=dynamic) if hasattr(testcase, "compile_kwargs") else {"dynamic": dynamic}
 
 
+# -- what the checker is given and what it finds --------------------------------------------
+
+
+@dataclass
+class Call:
+    """One operator's call, as a catalogue gives it to the checker: its name in the report,
+    the operator, its arguments, and what the catalogues say of it: whether every tensor of the
+    data's dtype is an operand (value_domains.with_domain), its category in the sweep
+    (value_domains.Domain.categories), and, for an error input, what eager raises on it."""
+
+    name: str
+    func: Callable
+    args: tuple
+    kwargs: dict
+    every_operand: bool = False
+    category: str = ""
+    raises: EagerError | None = None
+
+    def tensors(self) -> list[Any]:
+        """The tensors of its arguments, in the order the domains see them (the data first)."""
+        return _flattened(self.func, self.args, self.kwargs)[0]
+
+
+@dataclass(frozen=True)
+class EagerError:
+    """What eager raised on an error input: the exception's type, the pattern its catalogue
+    gives for the message, and eager's message."""
+
+    error_type: type
+    pattern: str
+    message: str
+
+    def raised_like(self, error: BaseException) -> bool:
+        """Whether ``error``, or an exception it wraps, is eager's, its message matching the
+        pattern where eager's does."""
+        matches = re.search(self.pattern, self.message) is not None
+        for cause in compat.exception_chain(error):
+            if isinstance(cause, self.error_type) and (not matches or re.search(self.pattern, str(cause))):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How one call's compiled result differed from eager on one set of inputs (a domain)."""
+
+    op: str
+    domain: str
+    what: str
+    # The compiled call's own error, where it raised instead of answering (for the refusal
+    # contract: harness.features.scope.attach_caught).
+    raised: BaseException | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        # "<op> on <domain> values: ...": how harness/checks/clauses.py knows a difference.
+        return f"{self.op} on {self.domain} values: {self.what}"
+
+
+class Inputs(Protocol):
+    """What the calls checked together are fed, round by round (value_domains.Domain is one):
+    ``inputs(call, tensors)`` the tensors to call ``call`` with (``tensors``: its own), or None
+    where the round passes it over; ``changes_shapes``: they have other shapes than the call's
+    own, so the round is a compile of its own."""
+
+    name: str
+    changes_shapes: bool
+
+    def inputs(self, call: Call, tensors: list[Any]) -> list[Any] | None: ...
+
+
+# -- the checker ---------------------------------------------------------------------------
+
+
+class OperatorChecker:
+    """Operators eager vs compiled by ``backend``: every operator check of the suite goes
+    through one. A call alone (``sample``), a random operator (``random_sample``), calls
+    compiled together over rounds of inputs (``together``: the value domains, PyTorch's
+    reference inputs, the documented type promotion), and an error input the compiled call
+    must reject as eager does (``raises_as_eager``). Each check counts the graphs the backend
+    receives behind a counter of its own, and compiles as the test case compiles (its
+    compile options; sizes static unless its variant makes them dynamic); values are judged
+    within ``tolerance_scale`` times the dtype's tolerance, or no worse than eager against
+    float64."""
+
+    def __init__(self, backend: Callable, *, testcase=None, tolerance_scale: float = 10.0) -> None:
+        self.backend = backend
+        self.testcase = testcase
+        self.tolerance_scale = tolerance_scale
+
+    def _counter(self):
+        from harness.measure.counters import CompileCounterWithBackend  # lazily: the counters import the features
+
+        return CompileCounterWithBackend(self.backend)
+
+    def _compiled(self, fn: Callable, counter) -> Callable:
+        return torch.compile(fn, backend=counter, **_compile_kwargs(self.testcase))
+
+    def sample(self, call: Call, *, gradients: bool | str = "auto", data_specialization: bool = False) -> int:
+        """``call`` eager vs compiled: outputs, the inputs after the call and, with
+        ``gradients`` (True, False, or "auto": when an input and an output require grad), the
+        gradients of the summed absolute outputs w.r.t. the inputs that require grad; when
+        eager autograd refuses (no output has a grad_fn), the compiled call must refuse
+        likewise. With ``data_specialization``, the compiled function is called again on new
+        random values and compared with eager; when eager itself rejects those values (the
+        operator has preconditions), that part is skipped. Raises OpCheckFailure at the first
+        difference; returns the number of graphs the backend received, and raises
+        NoGraphCaptured when it received none."""
+        tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
+
+        if gradients == "auto":
+            gradients = any(t.requires_grad for t in tensors) and _eager_needs_grad(flat_fn, tensors)
+        compat.reset_dynamo()  # each call is its own compilation, never a recompile
+        counter = self._counter()
+        compiled = self._compiled(flat_fn, counter)
+
+        compare = _comparer(self.testcase, self.tolerance_scale)
+        eager_inputs, compiled_inputs = _fresh_copies(tensors), _fresh_copies(tensors)
+        try:
+            expected, expected_grads = _forward_backward(flat_fn, eager_inputs, gradients)
+        except RuntimeError as error:
+            if not (gradients and NO_GRAD_ERROR.search(str(error))):
+                raise
+            try:
+                _forward_backward(compiled, compiled_inputs, gradients)
+            except RuntimeError as compiled_error:
+                if NO_GRAD_ERROR.search(str(compiled_error)):
+                    return _graphs(counter)
+                raise
+            raise OpCheckFailure("eager autograd finds no gradient for these inputs (\"does not require grad and "
+                                 "does not have a grad_fn\"), but the compiled call produced one") from None
+        actual, actual_grads = _forward_backward(compiled, compiled_inputs, gradients)
+        truth = functools.cache(lambda: _forward_backward(flat_fn, accuracy.in_float64(tensors), gradients))
+        compare("outputs", expected, actual, reference=lambda: truth()[0])
+        compare("inputs after the call", eager_inputs, compiled_inputs)
+        if gradients:
+            compare("gradients", _defined(expected_grads), _defined(actual_grads),
+                    reference=lambda: _defined(truth()[1]))
+        if data_specialization:
+            _check_new_data(flat_fn, compiled, tensors, compare)
+        return _graphs(counter)
+
+    def random_sample(self, call: Call) -> int:
+        """``call`` of an operator that draws random numbers.
+
+        Where eager draws no random numbers for the sample (dropout with p = 0, or not
+        training), ``sample`` compares values and gradients with eager. Otherwise a backend
+        may draw other numbers than eager, but the compiled call must give eager's shapes and
+        dtypes, repeat itself under the same ``torch.manual_seed``, draw anew under other
+        seeds (where eager's results differ between them), and compute gradients through the
+        draws its forward made: the gradient of a weighted sum of the outputs, along a random
+        direction, must match the finite difference of two compiled calls under the same seed.
+        """
+        tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
+
+        if not _draws_random_numbers(flat_fn, tensors):
+            return self.sample(call, gradients="auto", data_specialization=True)
+        eager = [_seeded(flat_fn, seed, _fresh_copies(tensors)) for seed in SEEDS]
+        compat.reset_dynamo()
+        counter = self._counter()
+        compiled = self._compiled(flat_fn, counter)
+        compare = _comparer(self.testcase, self.tolerance_scale)
+
+        first = _seeded(compiled, SEEDS[0], _fresh_copies(tensors))
+        if _layout(first) != _layout(eager[0]):
+            raise OpCheckFailure(f"shapes or dtypes differ from eager: compiled {_layout(first)}, "
+                                 f"eager {_layout(eager[0])}")
+        if not identical(first, _seeded(compiled, SEEDS[0], _fresh_copies(tensors))):
+            raise OpCheckFailure("two compiled calls after the same torch.manual_seed drew different numbers: "
+                                 "the seed does not reproduce the operator under this backend")
+        eager_varies = not all(identical(eager[0], other) for other in eager[1:])  # a rare event may never occur
+        if eager_varies and all(identical(first, _seeded(compiled, seed, _fresh_copies(tensors)))
+                                for seed in SEEDS[1:]):
+            raise OpCheckFailure(f"compiled calls under {len(SEEDS)} different seeds drew the same numbers (eager's "
+                                 "differ): the operator does not draw from torch's generator under this backend")
+        _check_gradients_of_draws(flat_fn, compiled, tensors, compare)
+        return _graphs(counter)
+
+    def together(self, calls: list[Call], domains: Sequence[Inputs], *, gradients: bool = False,
+                 exact_layouts: bool = False,
+                 beyond_tolerance: Callable[[Any, Any], str | None] | None = None) -> list[Difference]:
+        """Every call, over every domain, compared with eager: outputs, inputs after the call
+        and, with ``gradients``, the gradients of each call's summed absolute outputs; with
+        ``exact_layouts``, each call's tensors laid out as given (layout_copies: strides,
+        offsets, expanded dimensions), else fresh dense copies of them; ``beyond_tolerance``
+        judges the outputs further (value_domains.exact_mismatch: what eager gives exactly).
+        The calls are compiled together, one graph for all of them (a compile per operator
+        would cost a backend's whole compile pipeline dozens of times); where the compiled
+        batch raises, each half is compiled apart, down to single calls, to say which
+        (_bisected). A domain that keeps the calls' shapes is a call of that graph, the calls
+        it passes over given their own tensors (and not judged); one that changes them
+        (``changes_shapes``) compiles the calls it reaches, together. A domain whose inputs
+        eager rejects (an index out of range) is passed over for that call, since there is
+        nothing to compare. Returns what differed; raises NoGraphCaptured when the backend
+        received no graph."""
+        flattened = [_flattened(call.func, call.args, call.kwargs) for call in calls]
+        copies = layout_copies if exact_layouts else _fresh_copies
+        counter = self._counter()
+        compiled_for: dict[tuple[int, ...], Callable] = {}
+
+        def compiled(chosen: tuple[int, ...]) -> Callable:
+            if chosen not in compiled_for:
+                sizes = [len(flattened[index][0]) for index in chosen]
+
+                def together(*tensors):
+                    outputs, start = [], 0
+                    for index, size in zip(chosen, sizes):
+                        outputs.append(flattened[index][1](*tensors[start:start + size]))
+                        start += size
+                    return outputs
+
+                compiled_for[chosen] = self._compiled(together, counter)
+            return compiled_for[chosen]
+
+        checked = tuple(index for index, (tensors, _) in enumerate(flattened)
+                        if tensors and isinstance(tensors[0], torch.Tensor))
+        # Every compile here is of one function (together), so Dynamo counts them as its
+        # recompiles; past its limit it would run the calls eagerly, and they would pass unchecked.
+        compiles = 2 * (1 + len(calls)) * (1 + sum(domain.changes_shapes for domain in domains))
+        compat.reset_dynamo()
+        problems = []
+        with compat.recompiles_allowed(compiles):
+            for domain in domains:
+                inputs, expected = {}, {}
+                for index in checked:
+                    tensors, flat_fn = flattened[index]
+                    domain_inputs = domain.inputs(calls[index], tensors)
+                    if domain_inputs is None:
+                        continue
+                    eager_inputs = copies(domain_inputs)
+                    try:
+                        expected[index] = (*_forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
+                    except Exception:  # eager rejects these values (an index out of range): nothing to compare
+                        continue
+                    inputs[index] = domain_inputs
+                judged = tuple(inputs)
+                if not judged:
+                    continue
+                chosen = judged if domain.changes_shapes else checked
+                try:
+                    results = _call_together(compiled(chosen),
+                                             [inputs.get(index, flattened[index][0]) for index in chosen],
+                                             gradients, copies)
+                    actual = dict(zip(chosen, results))
+                except Exception:  # halves compiled apart, to say which raised
+                    actual = _bisected(judged, lambda part: _call_together(
+                        compiled(part), [inputs[index] for index in part], gradients, copies), tried=judged == chosen)
+                for index in judged:
+                    problem = self._judge(expected[index], actual[index], inputs[index], flattened[index][1],
+                                          gradients, beyond_tolerance)
+                    if problem:
+                        raised = actual[index] if isinstance(actual[index], Exception) else None
+                        problems.append(Difference(calls[index].name, domain.name, problem, raised))
+        _graphs(counter)
+        return problems
+
+    def _judge(self, expected: tuple, got: Any, inputs: list[Any], flat_fn: Callable, gradients: bool,
+               beyond_tolerance: Callable[[Any, Any], str | None] | None) -> str | None:
+        """How one call's compiled results differ from eager's, in words, or None."""
+        if isinstance(got, Exception):
+            lines = [line.strip() for line in str(got).strip().splitlines() if line.strip()]
+            return f"compiled call raised {type(got).__name__}: {' '.join(lines[:2])}"
+        want_out, want_grads, eager_inputs = expected
+        got_out, got_grads, compiled_inputs = got
+        compare = _comparer(self.testcase, self.tolerance_scale)
+        try:
+            truth = accuracy.in_float64(inputs)
+            compare("outputs", want_out, got_out, reference=lambda: _forward_backward(flat_fn, truth, False)[0])
+            compare("inputs after the call", eager_inputs, compiled_inputs)
+            if gradients and want_grads is not None:
+                compare("gradients", _defined(want_grads), _defined(got_grads or ()))
+            # Outputs only: a derivative formula's sign of zero is its own choice (prod's, where an
+            # input is zero, differs between eager's kernel and its decomposition).
+            exact = beyond_tolerance(want_out, got_out) if beyond_tolerance else None
+            if exact:
+                return exact
+        except AssertionError as error:
+            lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+            return " ".join(lines[:3])
+        return None
+
+    def raises_as_eager(self, call: Call) -> str | None:
+        """An error input (``call.raises``: what eager raises on it) compiled alone, since a
+        call that raises ends its graph: the compiled call must raise too, an exception of
+        eager's type (Dynamo raising it during tracing wraps it: its cause then) whose message
+        matches where eager's does. What it did instead, in words, or None."""
+        eager = call.raises
+        tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
+        compat.reset_dynamo()
+        counter = self._counter()
+        try:
+            result = self._compiled(flat_fn, counter)(*tensors)
+        except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
+            # Rejected while Dynamo traced, before the backend received a graph: torch's
+            # meta functions raise their own exceptions (aminmax's RuntimeError for eager's
+            # IndexError), the same for every backend; only the backend's are judged.
+            if counter.frame_count and not eager.raised_like(error):
+                return (f"{call.name}: raised something else than eager's {eager.error_type.__name__} "
+                        f"({eager.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
+            return None
+        del result
+        return f"{call.name}: gave a result where eager raises {eager.error_type.__name__}: {eager.message[:160]}"
+
+
 def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, check_gradients: bool | str = "auto",
              check_data_specialization: bool = False, testcase=None, tolerance_scale: float = 10.0) -> int:
-    """Compare ``func(*args, **kwargs)`` eager vs compiled with ``backend``.
+    """Compare ``func(*args, **kwargs)`` eager vs compiled with ``backend``
+    (OperatorChecker.sample: ``check_gradients`` its ``gradients``, ``check_data_specialization``
+    its ``data_specialization``). Returns the number of graphs the backend received; raises
+    NoGraphCaptured when it received none."""
+    return OperatorChecker(backend, testcase=testcase, tolerance_scale=tolerance_scale).sample(
+        _named_call(func, args, kwargs), gradients=check_gradients, data_specialization=check_data_specialization)
 
-    ``check_gradients``: True, False, or "auto" (when an input and an output require grad).
-    Gradients are those of the summed absolute outputs w.r.t. inputs that require grad; when
-    eager autograd refuses (no output has a grad_fn), the compiled call must refuse likewise.
-    With ``check_data_specialization``, the compiled function is called again on new random
-    values and compared with eager; when eager itself rejects those values (the operator has
-    preconditions), that part is skipped. Returns the number of graphs the backend received;
-    raises NoGraphCaptured when it received none.
-    """
-    from harness.measure.counters import CompileCounterWithBackend
 
-    tensors, flat_fn = _flattened(func, args, kwargs)
+def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, testcase=None,
+                    tolerance_scale: float = 10.0) -> int:
+    """Check an operator that draws random numbers, compiled with ``backend``
+    (OperatorChecker.random_sample)."""
+    return OperatorChecker(backend, testcase=testcase, tolerance_scale=tolerance_scale).random_sample(
+        _named_call(func, args, kwargs))
 
-    if check_gradients == "auto":
-        check_gradients = any(t.requires_grad for t in tensors) and _eager_needs_grad(flat_fn, tensors)
-    compat.reset_dynamo()  # each call is its own compilation, never a recompile
-    counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, **_compile_kwargs(testcase))
 
-    compare = _comparer(testcase, tolerance_scale)
-    eager_inputs, compiled_inputs = _fresh_copies(tensors), _fresh_copies(tensors)
-    try:
-        expected, expected_grads = _forward_backward(flat_fn, eager_inputs, check_gradients)
-    except RuntimeError as error:
-        if not (check_gradients and NO_GRAD_ERROR.search(str(error))):
-            raise
-        try:
-            _forward_backward(compiled, compiled_inputs, check_gradients)
-        except RuntimeError as compiled_error:
-            if NO_GRAD_ERROR.search(str(compiled_error)):
-                return _graphs(counter)
-            raise
-        raise OpCheckFailure("eager autograd finds no gradient for these inputs (\"does not require grad and "
-                             "does not have a grad_fn\"), but the compiled call produced one") from None
-    actual, actual_grads = _forward_backward(compiled, compiled_inputs, check_gradients)
-    truth = functools.cache(lambda: _forward_backward(flat_fn, accuracy.in_float64(tensors), check_gradients))
-    compare("outputs", expected, actual, reference=lambda: truth()[0])
-    compare("inputs after the call", eager_inputs, compiled_inputs)
-    if check_gradients:
-        compare("gradients", _defined(expected_grads), _defined(actual_grads),
-                reference=lambda: _defined(truth()[1]))
-    if check_data_specialization:
-        _check_new_data(flat_fn, compiled, tensors, compare)
-    return _graphs(counter)
-
+def _named_call(func: Callable, args: tuple, kwargs: dict) -> Call:
+    return Call(getattr(func, "__name__", repr(func)), func, args, kwargs)
 
 def _eager_needs_grad(fn: Callable, tensors: list[torch.Tensor]) -> bool:
     outputs = fn(*_fresh_copies(tensors))
@@ -280,45 +581,6 @@ def _layout(value: Any) -> list[Any]:
             for leaf in pytree.tree_leaves(value)]
 
 
-def random_op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, testcase=None,
-                    tolerance_scale: float = 10.0) -> int:
-    """Check an operator that draws random numbers, compiled with ``backend``.
-
-    Where eager draws no random numbers for the sample (dropout with p = 0, or not training),
-    ``op_check`` compares values and gradients with eager. Otherwise a backend may draw other
-    numbers than eager, but the compiled call must give eager's shapes and dtypes, repeat
-    itself under the same ``torch.manual_seed``, draw anew under other seeds (where eager's
-    results differ between them), and compute gradients through the draws its forward made:
-    the gradient of a weighted sum of the outputs, along a random direction, must match the
-    finite difference of two compiled calls under the same seed.
-    """
-    from harness.measure.counters import CompileCounterWithBackend
-
-    tensors, flat_fn = _flattened(func, args, kwargs)
-
-    if not _draws_random_numbers(flat_fn, tensors):
-        return op_check(func, args, kwargs, backend, check_gradients="auto", check_data_specialization=True,
-                        testcase=testcase, tolerance_scale=tolerance_scale)
-    eager = [_seeded(flat_fn, seed, _fresh_copies(tensors)) for seed in SEEDS]
-    compat.reset_dynamo()
-    counter = CompileCounterWithBackend(backend)
-    compiled = torch.compile(flat_fn, backend=counter, **_compile_kwargs(testcase))
-    compare = _comparer(testcase, tolerance_scale)
-
-    first = _seeded(compiled, SEEDS[0], _fresh_copies(tensors))
-    if _layout(first) != _layout(eager[0]):
-        raise OpCheckFailure(f"shapes or dtypes differ from eager: compiled {_layout(first)}, eager {_layout(eager[0])}")
-    if not identical(first, _seeded(compiled, SEEDS[0], _fresh_copies(tensors))):
-        raise OpCheckFailure("two compiled calls after the same torch.manual_seed drew different numbers: "
-                             "the seed does not reproduce the operator under this backend")
-    eager_varies = not all(identical(eager[0], other) for other in eager[1:])  # a rare event may never occur
-    if eager_varies and all(identical(first, _seeded(compiled, seed, _fresh_copies(tensors))) for seed in SEEDS[1:]):
-        raise OpCheckFailure(f"compiled calls under {len(SEEDS)} different seeds drew the same numbers (eager's "
-                             "differ): the operator does not draw from torch's generator under this backend")
-    _check_gradients_of_draws(flat_fn, compiled, tensors, compare)
-    return _graphs(counter)
-
-
 def _directional(fn: Callable, tensors: list[torch.Tensor], seed: int) -> tuple[float, float, list[Any]] | None:
     """For a weighted sum of ``fn``'s floating outputs under ``seed``: the gradients, the
     derivative along a random direction they predict, and the one two calls under the same
@@ -372,3 +634,40 @@ def _check_gradients_of_draws(flat_fn: Callable, compiled: Callable, tensors: li
     other = _directional(flat_fn, tensors, SEEDS[1])
     if other is not None and identical(eager[2], other[2]):
         compare("gradients", eager[2], grads)
+
+
+# -- calls compiled together ------------------------------------------------------------
+
+
+def _bisected(indices: tuple[int, ...], call: Callable[[tuple[int, ...]], list[tuple]],
+              tried: bool = False) -> dict[int, Any]:
+    """Each call's result, or the error of the call that raised alone: the calls compiled
+    together (unless ``tried``: they raised so), each half apart where they raise, down to
+    single calls. A backend that rejects one operator of a batch of a hundred pays about 14
+    compiles, not a hundred."""
+    if not tried or len(indices) == 1:
+        try:
+            return dict(zip(indices, call(indices)))
+        except Exception as error:
+            if len(indices) == 1:
+                return {indices[0]: error}
+    half = len(indices) // 2
+    return {**_bisected(indices[:half], call), **_bisected(indices[half:], call)}
+
+
+def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool,
+                   copy: Callable[[list[Any]], list[Any]] = _fresh_copies) -> list[tuple]:
+    """(outputs, gradients, inputs after the call) of each call, from one call of the batch."""
+    copies = [copy(each) for each in inputs]
+    outputs = function(*(tensor for each in copies for tensor in each))
+    if not gradients:
+        return [(output, None, each) for output, each in zip(outputs, copies)]
+    results = []
+    losses = [_loss(output) for output in outputs]
+    wrt = [tensor for each in copies for tensor in each if tensor.requires_grad]
+    total = sum((loss for loss in losses if loss is not None), torch.zeros(()))
+    grads = dict(zip(map(id, wrt), torch.autograd.grad(total, wrt, allow_unused=True))) if wrt and \
+        total.requires_grad else {}
+    for output, each in zip(outputs, copies):
+        results.append((output, tuple(grads.get(id(tensor)) for tensor in each if tensor.requires_grad), each))
+    return results

@@ -5,11 +5,12 @@ An operator's own samples are random numbers of moderate size; kernels go wrong 
 on NaN, infinities, numbers past a type's range, subnormal numbers, negative zero, ties,
 integers past 2^31 or at the edges of 8-bit types, and in dtypes other than float32. Each
 ``Domain`` below is one such kind of value: a reader sees the whole catalogue here, and a
-new kind is one more entry. ``batch_check`` compiles several operators together, once, at
-their samples' shapes and dtype, and feeds them every domain that applies, in one call each,
-so a domain costs an eager and a compiled call rather than a compile; a domain whose values
-eager rejects (an index out of range, a negative size) is passed over for that operator,
-since there is nothing to compare.
+new kind is one more entry, data alone. ``batch_check`` hands the calls, the domains and the
+judging below to the operator checker (harness/checks/opcheck.py, OperatorChecker.together),
+which compiles several operators together, once, at their samples' shapes and dtype, and
+feeds them every domain that applies, in one call each, so a domain costs an eager and a
+compiled call rather than a compile; a domain whose values eager rejects (an index out of
+range, a negative size) is passed over for that operator, since there is nothing to compare.
 
 Three domains rewrite the call instead of laying values over its data. The shape domains,
 empty and scalar (0-d) tensors through reductions and indexing, change the shapes of the
@@ -32,14 +33,13 @@ silently equal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 import torch.utils._pytree as pytree
 
-from harness import compat
-from harness.checks import accuracy, opcheck
+from harness.checks.opcheck import Call, Difference, OperatorChecker
 
 # The dtypes an operator is checked in, beside float32, where OpInfo says it supports them.
 # Half precision is judged against float64, as the sweep's half-precision runs are.
@@ -217,21 +217,6 @@ CATALOGUE = (
 )
 
 
-@dataclass(frozen=True)
-class Difference:
-    """How one op's compiled call differed from eager on one domain."""
-
-    op: str
-    domain: str
-    what: str
-    # The compiled call's own error, where it raised instead of answering (for the refusal
-    # contract: harness.features.scope.attach_caught).
-    raised: BaseException | None = field(default=None, compare=False)
-
-    def __str__(self) -> str:
-        return f"{self.op} on {self.domain} values: {self.what}"
-
-
 def filled(tensor: torch.Tensor, values: tuple, shift: int = 0) -> torch.Tensor:
     """A copy of ``tensor`` (its shape, strides and requires_grad) holding ``values`` in turn,
     starting ``shift`` places along, so that two operands pair different values; a complex
@@ -289,175 +274,13 @@ def exact_mismatch(want: Any, got: Any) -> str | None:
     return None
 
 
-@dataclass
-class Call:
-    """One operator's call among those checked together: its name in the report, the
-    operator, its sample's arguments, whether every tensor of the sample's dtype is an
-    operand (with_domain), and its category in the sweep (Domain.categories)."""
-
-    name: str
-    func: Callable
-    args: tuple
-    kwargs: dict
-    every_operand: bool = False
-    category: str = ""
-
-    def tensors(self) -> list[Any]:
-        """The tensors of its arguments, in the order the domains see them (the data first)."""
-        return opcheck._flattened(self.func, self.args, self.kwargs)[0]
-
-
-def layout_copies(tensors: list[Any]) -> list[Any]:
-    """Copies of ``tensors`` laid out as they are, to the element: the same sizes, strides and
-    storage offset over a storage of their own holding the original storage's values (so an
-    expanded or overlapping input stays one); requires_grad kept."""
-    copies = []
-    for tensor in tensors:
-        if not isinstance(tensor, torch.Tensor) or type(tensor) is not torch.Tensor or tensor.is_contiguous() \
-                and tensor.storage_offset() == 0:
-            copies.append(opcheck._fresh_copies([tensor])[0] if isinstance(tensor, torch.Tensor) else tensor)
-            continue
-        elements = tensor.untyped_storage().nbytes() // tensor.element_size()
-        with torch.no_grad():
-            storage = torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
-                tensor.untyped_storage(), 0, (elements,), (1,)).clone()
-            copy = storage.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
-        copies.append(copy.detach().requires_grad_(tensor.requires_grad))
-    return copies
-
-
 def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = CATALOGUE,
                 gradients: bool = False, testcase=None, tolerance_scale: float = 10.0,
                 exact_layouts: bool = False) -> list[Difference]:
-    """Every call, over every domain, compared with eager: outputs, inputs after the call and,
-    with ``gradients``, the gradients of each call's summed absolute outputs; with
-    ``exact_layouts``, each call's tensors laid out as given (layout_copies: strides, offsets,
-    expanded dimensions), else fresh dense copies of them. The calls are
-    compiled together, one graph for all of them (a compile per operator would cost a
-    backend's whole compile pipeline dozens of times); where the compiled batch raises, each
-    half is compiled apart, down to single calls, to say which (_bisected). A domain that
-    keeps the samples' shapes is a call of
-    that graph, the calls it passes over given their samples' own tensors (and not judged);
-    one that changes them (Domain.changes_shapes) compiles the calls it reaches, together.
-    Returns what differed; raises NoGraphCaptured when the backend received no graph."""
-    from harness.measure.counters import CompileCounterWithBackend  # lazily, as op_check imports it
-
-    flattened = [opcheck._flattened(call.func, call.args, call.kwargs) for call in calls]
-    copies = layout_copies if exact_layouts else opcheck._fresh_copies
-    counter = CompileCounterWithBackend(backend)
-    compiled_for: dict[tuple[int, ...], Callable] = {}
-
-    def compiled(chosen: tuple[int, ...]) -> Callable:
-        if chosen not in compiled_for:
-            sizes = [len(flattened[index][0]) for index in chosen]
-
-            def together(*tensors):
-                outputs, start = [], 0
-                for index, size in zip(chosen, sizes):
-                    outputs.append(flattened[index][1](*tensors[start:start + size]))
-                    start += size
-                return outputs
-
-            compiled_for[chosen] = torch.compile(together, backend=counter, **opcheck._compile_kwargs(testcase))
-        return compiled_for[chosen]
-
-    checked = tuple(index for index, (tensors, _) in enumerate(flattened)
-                    if tensors and isinstance(tensors[0], torch.Tensor))
-    # Every compile here is of one function (together), so Dynamo counts them as its
-    # recompiles; past its limit it would run the calls eagerly, and they would pass unchecked.
-    compiles = 2 * (1 + len(calls)) * (1 + sum(domain.changes_shapes for domain in domains))
-    compat.reset_dynamo()
-    problems = []
-    with compat.recompiles_allowed(compiles):
-        for domain in domains:
-            inputs, expected = {}, {}
-            for index in checked:
-                tensors, flat_fn = flattened[index]
-                domain_inputs = domain.inputs(calls[index], tensors)
-                if domain_inputs is None:
-                    continue
-                eager_inputs = copies(domain_inputs)
-                try:
-                    expected[index] = (*opcheck._forward_backward(flat_fn, eager_inputs, gradients), eager_inputs)
-                except Exception:  # eager rejects these values (an index out of range): nothing to compare
-                    continue
-                inputs[index] = domain_inputs
-            judged = tuple(inputs)
-            if not judged:
-                continue
-            chosen = judged if domain.changes_shapes else checked
-            try:
-                results = _call_together(compiled(chosen), [inputs.get(index, flattened[index][0]) for index in chosen],
-                                         gradients, copies)
-                actual = dict(zip(chosen, results))
-            except Exception:  # halves compiled apart, to say which raised
-                actual = _bisected(judged, lambda part: _call_together(compiled(part), [inputs[index] for index in part],
-                                                                       gradients, copies), tried=judged == chosen)
-            for index in judged:
-                problem = _judge(expected[index], actual[index], inputs[index], flattened[index][1], gradients,
-                                 testcase, tolerance_scale)
-                if problem:
-                    raised = actual[index] if isinstance(actual[index], Exception) else None
-                    problems.append(Difference(calls[index].name, domain.name, problem, raised))
-    opcheck._graphs(counter)
-    return problems
-
-
-def _bisected(indices: tuple[int, ...], call: Callable[[tuple[int, ...]], list[tuple]],
-              tried: bool = False) -> dict[int, Any]:
-    """Each call's result, or the error of the call that raised alone: the calls compiled
-    together (unless ``tried``: they raised so), each half apart where they raise, down to
-    single calls. A backend that rejects one operator of a batch of a hundred pays about 14
-    compiles, not a hundred."""
-    if not tried or len(indices) == 1:
-        try:
-            return dict(zip(indices, call(indices)))
-        except Exception as error:
-            if len(indices) == 1:
-                return {indices[0]: error}
-    half = len(indices) // 2
-    return {**_bisected(indices[:half], call), **_bisected(indices[half:], call)}
-
-
-def _call_together(function: Callable, inputs: list[list[Any]], gradients: bool,
-                   copy: Callable[[list[Any]], list[Any]] = opcheck._fresh_copies) -> list[tuple]:
-    """(outputs, gradients, inputs after the call) of each call, from one call of the batch."""
-    copies = [copy(each) for each in inputs]
-    outputs = function(*(tensor for each in copies for tensor in each))
-    if not gradients:
-        return [(output, None, each) for output, each in zip(outputs, copies)]
-    results = []
-    losses = [opcheck._loss(output) for output in outputs]
-    wrt = [tensor for each in copies for tensor in each if tensor.requires_grad]
-    total = sum((loss for loss in losses if loss is not None), torch.zeros(()))
-    grads = dict(zip(map(id, wrt), torch.autograd.grad(total, wrt, allow_unused=True))) if wrt and \
-        total.requires_grad else {}
-    for output, each in zip(outputs, copies):
-        results.append((output, tuple(grads.get(id(tensor)) for tensor in each if tensor.requires_grad), each))
-    return results
-
-
-def _judge(expected: tuple, got: Any, inputs: list[Any], flat_fn: Callable, gradients: bool, testcase,
-           tolerance_scale: float) -> str | None:
-    """How one call's compiled results differ from eager's, in words, or None."""
-    if isinstance(got, Exception):
-        lines = [line.strip() for line in str(got).strip().splitlines() if line.strip()]
-        return f"compiled call raised {type(got).__name__}: {' '.join(lines[:2])}"
-    want_out, want_grads, eager_inputs = expected
-    got_out, got_grads, compiled_inputs = got
-    compare = opcheck._comparer(testcase, tolerance_scale)
-    try:
-        truth = accuracy.in_float64(inputs)
-        compare("outputs", want_out, got_out, reference=lambda: opcheck._forward_backward(flat_fn, truth, False)[0])
-        compare("inputs after the call", eager_inputs, compiled_inputs)
-        if gradients and want_grads is not None:
-            compare("gradients", opcheck._defined(want_grads), opcheck._defined(got_grads or ()))
-        # Outputs only: a derivative formula's sign of zero is its own choice (prod's, where an
-        # input is zero, differs between eager's kernel and its decomposition).
-        exact = exact_mismatch(want_out, got_out)
-        if exact:
-            return exact
-    except AssertionError as error:
-        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-        return " ".join(lines[:3])
-    return None
+    """Every call over every domain (the catalogue's, unless given), compared with eager by
+    the operator checker (OperatorChecker.together: compiled together, one graph for all of
+    them), and beyond the tolerance wherever eager is exact (exact_mismatch). Returns what
+    differed; raises NoGraphCaptured when the backend received no graph."""
+    checker = OperatorChecker(backend, testcase=testcase, tolerance_scale=tolerance_scale)
+    return checker.together(calls, domains, gradients=gradients, exact_layouts=exact_layouts,
+                            beyond_tolerance=exact_mismatch)

@@ -12,7 +12,6 @@ Two tiers, chosen by DYNAMO_SUITE_OP_SWEEP (``run_tests.py --op-sweep``):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
@@ -297,27 +296,15 @@ class OpSweepTests(BackendTestCase):
         calls = error_calls()
         if not calls:
             self.skipTest(f"no op of the tier has error inputs eager rejects on {device.selected_type()}")
-        problems = []
+        checker = opcheck.OperatorChecker(self.counter, testcase=self)
         accepted = self.accepted_value_differences()  # domain "error inputs": a call's difference accepted
+        problems = []
         for call in calls:
             if any(entry.accepts(call.name, ERROR_DOMAIN) for entry in accepted):
                 continue
-            tensors, flat_fn = opcheck._flattened(call.func, call.args, call.kwargs)
-            compat.reset_dynamo()
-            graphs = self.counter.frame_count
-            try:
-                result = torch.compile(flat_fn, backend=self.counter, **opcheck._compile_kwargs(self))(*tensors)
-            except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
-                # Rejected while Dynamo traced, before the backend received a graph: torch's
-                # meta functions raise their own exceptions (aminmax's RuntimeError for eager's
-                # IndexError), the same for every backend; only the backend's are judged.
-                if self.counter.frame_count > graphs and not call.raised_like(error):
-                    problems.append(f"{call.name}: raised something else than eager's {call.error_type.__name__} "
-                                    f"({call.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
-            else:
-                del result
-                problems.append(f"{call.name}: gave a result where eager raises {call.error_type.__name__}: "
-                                f"{call.message[:160]}")
+            problem = checker.raises_as_eager(call)
+            if problem:
+                problems.append(problem)
         compat.reset_dynamo()
         self.compile(lambda x: x.sin() + 1)(torch.randn(3))  # a graph of its own, to show the backend ran
         if problems:
@@ -389,7 +376,7 @@ INDEX_SAMPLES_SEARCHED = 4
 REPEATED_INDICES, = (domain for domain in value_domains.CATALOGUE if domain.name == "repeated indices")
 
 
-def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> value_domains.Call | None:
+def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> opcheck.Call | None:
     """The op's first sample in ``dtype`` as a call of the value-domain tests; where that
     sample takes index tensors, the first of its first INDEX_SAMPLES_SEARCHED samples that the
     repeated indices reach (two entries or more, eager defined on repeats:
@@ -397,8 +384,8 @@ def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> valu
     first = None
     for count, sample in enumerate(op.sample_inputs(device.selected_name(), dtype, requires_grad=grad)):
         args, kwargs = (sample.input, *sample.args), sample.kwargs
-        call = value_domains.Call(op.name, op.op, *((args, kwargs) if grad else _without_grad(args, kwargs)),
-                                  every_operand=category in value_domains.OPERAND_CATEGORIES, category=category)
+        call = opcheck.Call(op.name, op.op, *((args, kwargs) if grad else _without_grad(args, kwargs)),
+                            every_operand=category in value_domains.OPERAND_CATEGORIES, category=category)
         tensors = call.tensors()
         if first is None:
             first = call
@@ -508,7 +495,7 @@ def reference_group(category: str, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
-def reference_calls(group: str) -> list[value_domains.Call]:
+def reference_calls(group: str) -> list[opcheck.Call]:
     """The calls of one group: each op's first inputs of that group, in float32, with gradients
     where the op has them."""
     if group == "options":
@@ -526,9 +513,8 @@ def reference_calls(group: str) -> list[value_domains.Call]:
             if found and features <= shown:
                 continue
             shown |= features
-            calls.append(value_domains.Call(f"{op_label(op)} (reference input {found})", op.op, args, kwargs,
-                                            every_operand=category in value_domains.OPERAND_CATEGORIES,
-                                            category=category))
+            calls.append(opcheck.Call(f"{op_label(op)} (reference input {found})", op.op, args, kwargs,
+                                      every_operand=category in value_domains.OPERAND_CATEGORIES, category=category))
             found += 1
             if found == REFERENCE_PER_OP[tier()]:
                 break
@@ -571,7 +557,7 @@ def option_ops() -> list:
     return [op for op in _op_db() if op.name in names and not hands_to_seeding_wrapper(op.op)]
 
 
-def option_calls() -> list[value_domains.Call]:
+def option_calls() -> list[opcheck.Call]:
     """Of each op, each sample that asks its kernels for an option's value the op's earlier
     samples did not (a quick-tier op's first QUICK_SAMPLES, its own test's, only count as
     asked), OPTIONS_PER_OP at most; not an op whose eager calls disagree with each other."""
@@ -593,8 +579,8 @@ def option_calls() -> list[value_domains.Call]:
                 continue
             if not _agrees_with_itself(op.op, args, kwargs):
                 break
-            calls.append(value_domains.Call(f"{label} (sample {index}: {', '.join(sorted(new))})", op.op, args, kwargs,
-                                            category="options"))
+            calls.append(opcheck.Call(f"{label} (sample {index}: {', '.join(sorted(new))})", op.op, args, kwargs,
+                                      category="options"))
             found += 1
             if found == OPTIONS_PER_OP[tier()]:
                 break
@@ -614,27 +600,7 @@ ERRORS_PER_OP = {"quick": 4, "full": 100}
 ERROR_DOMAIN = "error inputs"
 
 
-@dataclass
-class ErrorCall:
-    name: str
-    func: Callable
-    args: tuple
-    kwargs: dict
-    error_type: type
-    pattern: str
-    message: str  # what eager raised
-
-    def raised_like(self, error: BaseException) -> bool:
-        """Whether ``error``, or an exception it wraps, is eager's, its message matching the
-        pattern where eager's does."""
-        matches = re.search(self.pattern, self.message) is not None
-        for cause in compat.exception_chain(error):
-            if isinstance(cause, self.error_type) and (not matches or re.search(self.pattern, str(cause))):
-                return True
-        return False
-
-
-def error_calls() -> list[ErrorCall]:
+def error_calls() -> list[opcheck.Call]:
     """Each op's error inputs on which eager raises the exception the OpInfo names."""
     calls = []
     for op in option_ops():
@@ -650,8 +616,8 @@ def error_calls() -> list[ErrorCall]:
             message = _eager_error(op.op, args, kwargs, error.error_type)
             if message is None:
                 continue
-            calls.append(ErrorCall(f"{label} (error input {index})", op.op, args, kwargs, error.error_type,
-                                   error.error_regex, message))
+            calls.append(opcheck.Call(f"{label} (error input {index})", op.op, args, kwargs,
+                                      raises=opcheck.EagerError(error.error_type, error.error_regex, message)))
             found += 1
             if found == ERRORS_PER_OP[tier()]:
                 break
@@ -722,7 +688,7 @@ def _strided(sample) -> bool:
     return all(value.layout == torch.strided for value in values if isinstance(value, torch.Tensor))
 
 
-def promotion_calls() -> list[value_domains.Call]:
+def promotion_calls() -> list[opcheck.Call]:
     calls = []
     for left, left_shape, right, right_shape in PROMOTION_PAIRS:
         a = (torch.arange(1, 7).reshape(2, 3)[:, :] if left_shape == (2, 3) else torch.tensor([1, 2, 3])).to(left)
@@ -730,8 +696,8 @@ def promotion_calls() -> list[value_domains.Call]:
         label = f"{str(left).removeprefix('torch.')}{list(left_shape)} with " + (
             repr(b) if right_shape is None else f"{str(right).removeprefix('torch.')}{list(right_shape)}")
         for name, func, args in _promoting_calls(a, b):
-            calls.append(value_domains.Call(f"{name} of {label} (type promotion)", func, args, {},
-                                            every_operand=True, category="binary pointwise"))
+            calls.append(opcheck.Call(f"{name} of {label} (type promotion)", func, args, {},
+                                      every_operand=True, category="binary pointwise"))
     return calls
 
 

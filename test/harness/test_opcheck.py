@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import tempfile
 import unittest
 import warnings
+from pathlib import Path
 
 import torch
 
 from harness import compat
 from harness.checks import clauses, value_domains
-from harness.checks.opcheck import NoGraphCaptured, OpCheckFailure, op_check, random_op_check
+from harness.checks.opcheck import (
+    Call, Difference, EagerError, NoGraphCaptured, OpCheckFailure, OperatorChecker, op_check, random_op_check)
 from test.harness.faulty_backends import (
     keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes, replays_random_draws, wrong_gradients,
     wrong_values)
@@ -147,9 +151,9 @@ class ValueDomainTests(unittest.TestCase):
         self.assertIsNone(value_domains.exact_mismatch(torch.tensor([tiny, -0.0]), torch.tensor([tiny, -0.0])))
 
     def test_ops_checked_together_pass_on_aot_eager_and_each_fault_is_named_by_op_and_domain(self):
-        calls = [value_domains.Call("neg", torch.neg, (torch.randn(8),), {}, every_operand=True),
-                 value_domains.Call("add", torch.add, (torch.randn(8), torch.randn(8)), {}, every_operand=True),
-                 value_domains.Call("sum", torch.sum, (torch.randn(2, 4),), {"dim": 1})]
+        calls = [Call("neg", torch.neg, (torch.randn(8),), {}, every_operand=True),
+                 Call("add", torch.add, (torch.randn(8), torch.randn(8)), {}, every_operand=True),
+                 Call("sum", torch.sum, (torch.randn(2, 4),), {"dim": 1})]
         self.assertEqual(value_domains.batch_check(calls, "aot_eager"), [])
         found = value_domains.batch_check(calls, loses_negative_zero)
         self.assertIn(("neg", "small"), {(each.op, each.domain) for each in found})
@@ -166,9 +170,9 @@ class ValueDomainTests(unittest.TestCase):
             return x * 2
 
         pair = (torch.tensor(5.0), torch.tensor(3.0))
-        calls = [value_domains.Call("warns", warns, (torch.randn(3),), {}),
-                 value_domains.Call("__radd__", torch.Tensor.__radd__, pair, {}, every_operand=True),
-                 value_domains.Call("rsub", torch.rsub, pair, {}, every_operand=True)]
+        calls = [Call("warns", warns, (torch.randn(3),), {}),
+                 Call("__radd__", torch.Tensor.__radd__, pair, {}, every_operand=True),
+                 Call("rsub", torch.rsub, pair, {}, every_operand=True)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.assertEqual(value_domains.batch_check(calls, "eager", domains=value_domains.CATALOGUE[:1]), [])
@@ -179,8 +183,8 @@ class ValueDomainTests(unittest.TestCase):
                 raise RuntimeError("no kernel for sub")
             return gm.forward
 
-        calls = [value_domains.Call("sub", torch.sub, (torch.randn(4), torch.randn(4)), {}, every_operand=True),
-                 value_domains.Call("neg", torch.neg, (torch.randn(4),), {}, every_operand=True)]
+        calls = [Call("sub", torch.sub, (torch.randn(4), torch.randn(4)), {}, every_operand=True),
+                 Call("neg", torch.neg, (torch.randn(4),), {}, every_operand=True)]
         found = value_domains.batch_check(calls, refuses_sub, domains=value_domains.CATALOGUE[:1])
         self.assertEqual([(each.op, each.domain) for each in found], [("sub", "small")])
         self.assertRegex(found[0].what, r"^compiled call raised \w+: .*no kernel for sub")
@@ -192,13 +196,13 @@ class ValueDomainTests(unittest.TestCase):
                  *(category for domain in value_domains.CATALOGUE for category in domain.categories)}
         self.assertLessEqual(named, set(QUICK_TIER))
         for domain in value_domains.CATALOGUE:  # how a difference is told to be one (clauses.py)
-            difference = value_domains.Difference("sum", domain.name, "outputs differ")
+            difference = Difference("sum", domain.name, "outputs differ")
             self.assertEqual(clauses.of_check(str(difference)), clauses.VALUE_DOMAINS, domain.name)
 
     def test_shape_domains_reshape_every_tensor_of_reductions_and_indexing(self):
         data, source = torch.randn(4, 3, requires_grad=True), torch.randn(2, 3)
         index = torch.tensor([[0, 2, 1], [3, 1, 0]])
-        call = value_domains.Call("scatter", torch.scatter, (data, 0, index, source), {}, category="indexing")
+        call = Call("scatter", torch.scatter, (data, 0, index, source), {}, category="indexing")
         empty = _domain("empty").inputs(call, call.tensors())
         self.assertEqual([(tuple(each.shape), each.dtype, each.requires_grad) for each in empty],
                          [((0, 3), torch.float32, True), ((0, 3), torch.int64, False), ((0, 3), torch.float32, False)])
@@ -207,22 +211,22 @@ class ValueDomainTests(unittest.TestCase):
         # The data and values keep their first elements; an index is 0, the one place a scalar has.
         self.assertEqual([each.item() for each in scalars], [data[0, 0].item(), 0, source[0, 0].item()])
         self.assertTrue(scalars[0].requires_grad)
-        sum_of_scalar = value_domains.Call("sum", torch.sum, (torch.randn(()),), {}, category="reductions")
+        sum_of_scalar = Call("sum", torch.sum, (torch.randn(()),), {}, category="reductions")
         self.assertEqual(_domain("empty").inputs(sum_of_scalar, sum_of_scalar.tensors())[0].shape, (0,))
         self.assertIsNone(_domain("scalar").inputs(sum_of_scalar, sum_of_scalar.tensors()))  # its sample is 0-d
-        neg = value_domains.Call("neg", torch.neg, (data,), {}, every_operand=True, category="unary pointwise")
+        neg = Call("neg", torch.neg, (data,), {}, every_operand=True, category="unary pointwise")
         self.assertIsNone(_domain("empty").inputs(neg, neg.tensors()))  # not a reduction nor indexing
 
     def test_repeated_indices_repeat_each_index_tensors_own_entries_where_eager_defines_them(self):
         repeated, data, index = _domain("repeated indices"), torch.randn(6, 2), torch.tensor([4, 1, 2, 5])
-        select = value_domains.Call("index_select", torch.index_select, (data, 0, index), {}, category="indexing")
+        select = Call("index_select", torch.index_select, (data, 0, index), {}, category="indexing")
         rewritten = repeated.inputs(select, select.tensors())
         self.assertIs(rewritten[0], data)
         self.assertEqual(rewritten[1].tolist(), [1, 1, 5, 1])
 
-        def put(accumulate: bool) -> value_domains.Call:
-            return value_domains.Call("index_put", torch.index_put, (data, (index,), torch.randn(4, 2)),
-                                      {"accumulate": accumulate}, category="indexing")
+        def put(accumulate: bool) -> Call:
+            return Call("index_put", torch.index_put, (data, (index,), torch.randn(4, 2)),
+                        {"accumulate": accumulate}, category="indexing")
 
         # Without accumulate, which duplicate lands is undefined (value_domains.OVERWRITING).
         self.assertIsNone(repeated.inputs(put(False), put(False).tensors()))
@@ -230,9 +234,9 @@ class ValueDomainTests(unittest.TestCase):
         rewritten = repeated.inputs(accumulating, accumulating.tensors())
         self.assertEqual(rewritten[1].tolist(), [1, 1, 5, 1])
         self.assertIs(rewritten[2], accumulating.args[2])
-        single = value_domains.Call("index_select", torch.index_select, (data, 0, index[:1]), {}, category="indexing")
+        single = Call("index_select", torch.index_select, (data, 0, index[:1]), {}, category="indexing")
         self.assertIsNone(repeated.inputs(single, single.tensors()))  # one entry cannot repeat
-        add = value_domains.Call("add", torch.add, (torch.arange(4), index), {}, every_operand=True)
+        add = Call("add", torch.add, (torch.arange(4), index), {}, every_operand=True)
         self.assertIsNone(repeated.inputs(add, add.tensors()))  # operands, not indices
 
     def test_a_shape_eager_refuses_is_passed_over_for_that_op_alone(self):
@@ -241,27 +245,107 @@ class ValueDomainTests(unittest.TestCase):
                 raise RuntimeError("no kernel for amax")
             return gm.forward
 
-        calls = [value_domains.Call("amax", torch.amax, (torch.randn(3),), {}, category="reductions"),
-                 value_domains.Call("sum", torch.sum, (torch.randn(3),), {}, category="reductions")]
+        calls = [Call("amax", torch.amax, (torch.randn(3),), {}, category="reductions"),
+                 Call("sum", torch.sum, (torch.randn(3),), {}, category="reductions")]
         # The amax of nothing: eager refuses (no identity), so the empty batch is the sum alone.
         self.assertEqual(value_domains.batch_check(calls, refuses_amax, domains=(_domain("empty"),)), [])
         found = value_domains.batch_check(calls, refuses_amax, domains=(_domain("empty"), _domain("scalar")))
         self.assertEqual([(each.op, each.domain) for each in found], [("amax", "scalar")])
 
     def test_a_wrong_mean_of_nothing_is_caught_on_empty_tensors_alone(self):
-        calls = [value_domains.Call("mean", torch.mean, (torch.randn(2, 3, requires_grad=True),), {},
-                                    category="reductions")]
+        calls = [Call("mean", torch.mean, (torch.randn(2, 3, requires_grad=True),), {}, category="reductions")]
         found = value_domains.batch_check(calls, _replacing(torch.mean, _mean_of_nothing_is_zero), gradients=True)
         self.assertEqual([(each.op, each.domain) for each in found], [("mean", "empty")])
         self.assertRegex(str(found[0]), r"^mean on empty values: outputs differ")
 
     def test_lost_duplicate_writes_are_caught_with_repeated_indices_alone(self):
-        calls = [value_domains.Call("index_put", torch.index_put, (torch.randn(5, 3), (torch.tensor([4, 0, 2]),),
-                                                                   torch.randn(3, 3)), {"accumulate": True},
-                                    category="indexing")]
+        calls = [Call("index_put", torch.index_put, (torch.randn(5, 3), (torch.tensor([4, 0, 2]),), torch.randn(3, 3)),
+                      {"accumulate": True}, category="indexing")]
         found = value_domains.batch_check(calls, _replacing(torch.index_put, _index_put_racing))
         self.assertEqual([(each.op, each.domain) for each in found], [("index_put", "repeated indices")])
         self.assertRegex(str(found[0]), r"^index_put on repeated indices values: outputs differ")
+
+
+class ToyEntryTests(unittest.TestCase):
+    """A new operator-check entry is data alone: a domain, a call and an error input written
+    here, and nowhere else, are checked by the one checker (opcheck.OperatorChecker), judged and
+    named as the catalogue's own are."""
+
+    def setUp(self):
+        compat.reset_dynamo()
+        self.addCleanup(compat.reset_dynamo)
+
+    def test_a_toy_domain_call_and_error_input_are_data_the_one_checker_runs(self):
+        halves = value_domains.Domain("toy halves", "one half everywhere",
+                                      lambda dtype: (0.5, -0.5) if dtype.is_floating_point else None)
+        calls = [Call("exp", torch.exp, (torch.randn(4),), {}, every_operand=True, category="unary pointwise")]
+        self.assertEqual(value_domains.batch_check(calls, "aot_eager", domains=(halves,)), [])
+        found = OperatorChecker(wrong_values).together(calls, (halves,), beyond_tolerance=value_domains.exact_mismatch)
+        self.assertEqual([(each.op, each.domain) for each in found], [("exp", "toy halves")])
+        self.assertRegex(str(found[0]), r"^exp on toy halves values: outputs differ")
+        self.assertEqual(clauses.of_check(str(found[0])), clauses.VALUE_DOMAINS)
+
+        data, past_the_end = torch.randn(3, 2), torch.tensor([7])
+        try:
+            torch.index_select(data, 0, past_the_end)
+        except (IndexError, RuntimeError) as error:
+            eager = EagerError(type(error), "out of range", str(error))
+        else:
+            self.fail("eager index_select took an index past the end")
+        rejected = Call("index_select (toy error input)", torch.index_select, (data, 0, past_the_end), {},
+                        raises=eager)
+        self.assertIsNone(OperatorChecker("aot_eager").raises_as_eager(rejected))
+        problem = OperatorChecker(_replacing(torch.index_select, _index_select_clamped)).raises_as_eager(rejected)
+        self.assertRegex(problem, r"^index_select \(toy error input\): gave a result where eager raises \w+Error")
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+OPCHECK = "harness.checks.opcheck"
+
+
+def private_opcheck_uses(path: Path) -> list[tuple[int, str]]:
+    """Each use in ``path`` of a private name of harness/checks/opcheck.py, with its line:
+    imported (``from harness.checks.opcheck import _x``) or read off the module under any name
+    it is imported by (``opcheck._x``, ``harness.checks.opcheck._x``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = set()  # the names the module goes by in this file
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.asname or alias.name for alias in node.names if alias.name == OPCHECK}
+        elif isinstance(node, ast.ImportFrom) and node.module in ("harness", "harness.checks"):
+            names |= {alias.asname or alias.name for alias in node.names if alias.name == "opcheck"}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == OPCHECK:
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("_")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and ast.unparse(node.value) in names:
+            found.append((node.lineno, node.attr))
+    return found
+
+
+class PrivateHelpersTests(unittest.TestCase):
+    """opcheck's private helpers are its own: every other module checks an operator through
+    its public checker, so that the checker is one and can change inside."""
+
+    def test_no_module_outside_opcheck_uses_its_private_names(self):
+        paths = [path for folder in ("harness", "test", "scripts", "bench", "examples")
+                 for path in (REPOSITORY / folder).rglob("*.py")]
+        self.assertGreater(len(paths), 100)
+        found = [f"{path.relative_to(REPOSITORY)}:{line}: {name}" for path in paths
+                 if path != REPOSITORY / "harness" / "checks" / "opcheck.py"
+                 for line, name in private_opcheck_uses(path)]
+        self.assertEqual([], found, "use the checker (harness.checks.opcheck.OperatorChecker) or give it what you need")
+
+    def test_the_check_sees_each_form(self):
+        with tempfile.TemporaryDirectory() as folder:
+            probe = Path(folder) / "probe.py"
+            probe.write_text("from harness import opcheck\nimport harness.checks.opcheck\n"
+                             "from harness.checks import opcheck as oc\n"
+                             "from harness.checks.opcheck import Call, _flattened\n"
+                             "opcheck._fresh_copies([])\nharness.checks.opcheck._loss(1)\noc._graphs(2)\n"
+                             "opcheck.Call\nother._private\n")
+            self.assertEqual([(4, "_flattened"), (5, "_fresh_copies"), (6, "_loss"), (7, "_graphs")],
+                             sorted(private_opcheck_uses(probe)))
 
 
 def _domain(name: str) -> value_domains.Domain:
@@ -283,6 +367,11 @@ def _replacing(target, replacement):
 def _mean_of_nothing_is_zero(x):
     # A kernel that guards its division: the mean of no element 0, where eager's is NaN.
     return x.sum() / max(x.numel(), 1)
+
+
+def _index_select_clamped(data, dim, index):
+    # A kernel that skips eager's bounds check: an index past the end reads the last row.
+    return torch.index_select(data, dim, index.clamp(max=data.shape[dim] - 1))
 
 
 def _index_put_racing(base, indices, values, accumulate=False):
