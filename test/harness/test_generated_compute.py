@@ -14,9 +14,9 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness.fuzz import compute, programs
+from harness.fuzz import compute, generator
 from harness.fuzz.differential import disagreement, shrink
-from harness.fuzz.programs import Run
+from harness.fuzz.generator import Run
 from test.harness.test_generated_programs import _compile_with
 
 # Its own seconds (test/harness/budgets.py): 27 s measured 2026-11-29 under load.
@@ -44,13 +44,13 @@ class GeneratorTests(unittest.TestCase):
 
     def test_a_program_survives_its_own_source(self):
         for program in self.programs[:20]:
-            self.assertEqual(programs.parse(program.source()), program)
+            self.assertEqual(generator.parse(program.source()), program)
 
     def test_programs_run_eagerly_deterministically_and_well_conditioned(self):
         for program in self.programs[:20]:
             with self.subTest(seed=program.seed):
-                self.assertTrue(2 <= len(program.statements) <= programs.MAX_STATEMENTS)
-                self.assertTrue(programs.deterministic(program))
+                self.assertTrue(2 <= len(program.statements) <= generator.MAX_STATEMENTS)
+                self.assertTrue(generator.deterministic(program))
                 self.assertTrue(compute._conditioned(program))
 
     def test_programs_reach_the_vocabulary_and_the_value_domains(self):

@@ -13,7 +13,7 @@ import unittest
 import torch
 import torch._dynamo
 
-from harness.fuzz import programs
+from harness.fuzz import generator, programs
 from harness.fuzz.differential import check_of, disagreement, shrink
 from test.harness import faulty_backends
 
@@ -46,13 +46,13 @@ class GeneratorTests(unittest.TestCase):
 
     def test_a_program_survives_its_own_source(self):
         for program in self.programs:
-            self.assertEqual(programs.parse(program.source()), program)
+            self.assertEqual(generator.parse(program.source()), program)
 
     def test_programs_run_eagerly_and_deterministically(self):
         for program in self.programs:
             with self.subTest(seed=program.seed):
-                self.assertTrue(2 <= len(program.statements) <= programs.MAX_STATEMENTS)
-                self.assertTrue(programs.deterministic(program))
+                self.assertTrue(2 <= len(program.statements) <= generator.MAX_STATEMENTS)
+                self.assertTrue(generator.deterministic(program))
 
     def test_programs_reach_what_the_family_is_about(self):
         text = "\n".join(program.source() for program in self.programs)
@@ -82,7 +82,7 @@ class DifferentialTests(unittest.TestCase):
         small, small_message = shrink(program, compile_, message, before_each=torch._dynamo.reset)
         self.assertEqual(check_of(small_message), check_of(message))
         self.assertEqual(len(small.statements), 1, small.source())
-        self.assertTrue(programs.deterministic(small))
+        self.assertTrue(generator.deterministic(small))
 
     def test_a_miscompiled_op_is_shrunk_to_its_statement(self):
         compile_ = _compile_with(_breaks_sine)
