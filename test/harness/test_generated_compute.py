@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unittest
+from unittest import mock
 
 import torch
 import torch._dynamo
@@ -123,6 +124,25 @@ class JudgeTests(unittest.TestCase):
         # What reads the floor's value may stay: the check that fails (exact or rounded) is kept.
         self.assertLessEqual(len(small.statements), 5, small.source())
         self.assertIn(".floor()", small.function_source())
+
+
+class ToyEntryTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_a_toy_operation_is_drawn_and_judged_with_no_other_edit(self):
+        """One Op added to VOCABULARY, as a contributor adds one, is drawn, kept and judged:
+        the shared builder, the program model and the judge need nothing else."""
+        toy = compute.Op("pointwise", "torch.deg2rad({x})")
+        with mock.patch.object(compute, "VOCABULARY", (*compute.VOCABULARY, toy)):
+            # Generated inside the patch: only then can a seed's program use it.
+            program = next((program for program in map(compute.generate, range(300))
+                            if "torch.deg2rad(" in program.function_source()), None)
+        self.assertIsNotNone(program, "no compute program of seeds 0-299 uses the toy operation")
+        self.assertIs(program.kind, generator.Kind.COMPUTE)
+        self.assertEqual(generator.parse(program.source()), program)
+        self.assertTrue(generator.deterministic(program))
+        self.assertIsNone(disagreement(program, _compile_with("aot_eager")))
 
 
 if __name__ == "__main__":
