@@ -71,6 +71,7 @@ _SUBMODULES = {
     "smoke": "harness.testcase.smoke", "tiers": "harness.testcase.tiers", "variants": "harness.axes.variants",
     "value_domains": "harness.checks.value_domains", "catalogue": "harness.features.catalogue",
     "compute": "harness.fuzz.compute", "perf": "harness.testcase.perf", "extensions": "harness.project.extensions",
+    "generator": "harness.fuzz.generator",
 }
 
 __all__ = sorted(_MODULE_OF)

@@ -1,9 +1,10 @@
 """Generated compute programs: seeded functions over the operator vocabulary the sweep knows.
 
 Where ``harness.fuzz.programs`` writes programs of views, writes and aliasing, these
-compute: pointwise math, reductions, indexing and scatter (repeated indices included),
-matrix products and convolutions, normalization, shape operations and type conversions,
-chosen from ``VOCABULARY`` (one declaration: add an entry to widen the search). Inputs
+(``Kind.COMPUTE``, built by the shared ``harness.fuzz.generator.Builder``) compute:
+pointwise math, reductions, indexing and scatter (repeated indices included), matrix
+products and convolutions, normalization, shape operations and type conversions, chosen
+from ``VOCABULARY`` (one declaration: add an entry to widen the search). Inputs
 are float32, float64, half precision, integer or boolean tensors, of ordinary shapes, 0-d
 or empty, each carrying the values of one domain of ``harness.checks.value_domains.CATALOGUE``
 (NaN and infinities, subnormal numbers, negative zero, ties, large values...) among
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import math
 import random
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +43,7 @@ import torch
 
 from harness.checks import accuracy, value_domains
 from harness.checks.compare import tolerance, weighted_loss
-from harness.fuzz.programs import (MAX_STATEMENTS, Program, Run, Statement, _broadcasts_to, _run_capturing_locals,
-                                        defined_name, deterministic, names_in, run)
+from harness.fuzz.generator import Builder, Kind, Program, Run, Statement, defined_name, names_in, run_capturing_locals
 
 # The agreement a rounding statement's float32 result must have with float64 to be kept.
 CONDITIONING = 1e-3
@@ -228,19 +227,21 @@ def _tensor_source(values: list, dtype: torch.dtype, shape: tuple[int, ...]) -> 
     return f"{made}.reshape({shape})"
 
 
-class _Builder:
-    """Chooses statements one at a time, from the values the program holds so far."""
+class ComputeBuilder(Builder):
+    """The vocabulary of ``VOCABULARY``, on inputs carrying the value domains."""
 
-    def __init__(self, rng: random.Random, seed: int) -> None:
-        self.rng, self.seed = rng, seed
-        self.setup: list[str] = []
-        self.bases: list[str] = []
-        self.params: list[str] = []
-        self.statements: list[Statement] = []
-        self.exact: set[str] = set()
-        self.values: dict[str, torch.Tensor] = {}
+    kind = Kind.COMPUTE
+    attempts = 50
+    fewest_wanted = 3
+    draws_per_statement = 6
+    operand_share = 0.8
+    numbers = ("2.0", "-1.5", "0.5", "-0.0")
 
-    def choose_inputs(self) -> None:
+    @staticmethod
+    def stream(seed: int) -> random.Random:
+        return random.Random(f"compute {seed}")
+
+    def choose_inputs(self) -> bool:
         rng = self.rng
         for index in range(rng.choice((1, 2, 2, 3))):
             dtype = rng.choices(list(INPUT_DTYPES), list(INPUT_DTYPES.values()))[0]
@@ -259,30 +260,24 @@ class _Builder:
             self.exact.add(param)
             self.values[param] = torch.tensor(values, dtype=torch.float64 if dtype.is_floating_point else dtype
                                               ).to(dtype).reshape(shape)
-
-    def program(self, statements: list[Statement], outputs: tuple[str, ...] = (), backward: bool = False) -> Program:
-        return Program(self.seed, tuple(self.setup), tuple(self.bases), tuple(self.params), tuple(statements),
-                       outputs, backward, exact=tuple(sorted(self.exact)))
+        return True
 
     # choosing a statement
 
     def candidate(self) -> tuple[Statement, bool] | None:
-        """A statement and whether it is exact, or None when the draw fits no value."""
         rng = self.rng
         family = rng.choices(list(FAMILY_WEIGHTS), list(FAMILY_WEIGHTS.values()))[0]
         op = rng.choice([op for op in VOCABULARY if op.family == family])
-        names = [name for name, value in self.values.items() if _accepts(op, value) and value.dim() >= op.min_dim
-                 and (name in self.exact or not op.jumps)]
-        if not names:
+        name = self.pick(lambda name: _accepts(op, self.values[name]) and self.values[name].dim() >= op.min_dim
+                         and (name in self.exact or not op.jumps))
+        if name is None:
             return None
-        weights = [1 + index for index in range(len(names))]  # recent values likelier: statements build on each other
-        name = rng.choices(names, weights)[0]
         code = self._filled(op.code, name)
         if code is None:
             return None
         operands = set(names_in(code)) & set(self.values)
         exact = op.exact and operands <= self.exact
-        return Statement(f"v{len(self.statements)} = {code}"), exact
+        return Statement(f"{self.fresh()} = {code}"), exact
 
     def _filled(self, template: str, name: str) -> str | None:
         rng, x = self.rng, self.values[name]
@@ -300,31 +295,18 @@ class _Builder:
                 picks = [rng.randrange(n) for _ in range(x.numel())]
                 fields["idx_like"] = f"torch.tensor({picks}).reshape({tuple(x.shape)})"
         if "{y}" in template:
-            fields["y"] = self._other_operand(x)
+            fields["y"] = self.other_operand(x.shape, x.dtype)
         try:
             return template.format(**fields)
         except (KeyError, IndexError):
             return None
 
-    def _other_operand(self, x: torch.Tensor) -> str:
-        names = [name for name, value in self.values.items()
-                 if value.dtype == x.dtype and _broadcasts_to(value, x.shape)]
-        if names and self.rng.random() < 0.8:
-            return self.rng.choice(names)
-        if x.dtype == torch.bool:
-            return "True"
-        return self.rng.choice(["2.0", "-1.5", "0.5", "-0.0"]) if x.dtype.is_floating_point else "3"
-
     # trying it
 
-    def try_statement(self, statement: Statement, exact: bool) -> bool:
-        """Keep ``statement`` if eager runs it and its value is a good one (see the module's
-        docstring); refresh ``values``."""
-        statements = [*self.statements, statement]
-        program = self.program(statements)
+    def accepts(self, statement: Statement, program: Program, frame: dict[str, Any], exact: bool) -> bool:
+        """Whether the value ``statement`` computed is a good one (see the module's docstring)."""
         try:
-            frame = _locals_of(program)
-            wide = _locals_of(program, in_float64=True)
+            _, wide = run_capturing_locals(program, _widened)
         except Exception:
             return False
         name = defined_name(statement.code)
@@ -335,14 +317,17 @@ class _Builder:
         if value.numel() and value.is_floating_point() and not value.isfinite().any() and all(
                 bool(operand.isfinite().any()) for operand in operands if operand.is_floating_point()):
             return False  # every value lost to NaN or infinity: nothing left to compare
-        if not exact and not (_agrees(value, wide.get(name)) and _stable(statement.code, frame)):
-            return False
-        self.statements = statements
-        self.values = {key: frame[key] for key in [*self.params, *(defined_name(s.code) for s in statements)]
-                       if isinstance(frame.get(key), torch.Tensor)}
-        if exact:
-            self.exact.add(name)
-        return True
+        return exact or (_agrees(value, wide.get(name)) and _stable(statement.code, frame))
+
+    def choose_outputs(self) -> tuple[str, ...] | None:
+        defined = [defined_name(statement.code) for statement in self.statements]
+        read = {name for statement in self.statements for name in names_in(statement.code.split(" = ", 1)[1])}
+        # The values nothing reads, the last among them: then every statement reaches an output.
+        sinks = [name for name in defined if name not in read]
+        return tuple(dict.fromkeys([defined[-1], *self.rng.sample(sinks, min(len(sinks), 3))]))[:4]
+
+    def check_backward(self, program: Program) -> None:
+        reference(program)  # the float64 truth that rounded values (gradients too) are judged by
 
 
 def _accepts(op: Op, value: torch.Tensor) -> bool:
@@ -400,12 +385,6 @@ def _widened(args: list) -> list:
             if isinstance(arg, torch.Tensor) and arg.is_floating_point() else arg for arg in args]
 
 
-def _locals_of(program: Program, *, in_float64: bool = False) -> dict[str, Any]:
-    make_inputs, function = program.build()
-    _, args = make_inputs()
-    return _run_capturing_locals(function, _widened(args) if in_float64 else args)
-
-
 def reference(program: Program) -> Run:
     """The program run eagerly on its inputs in float64: the truth rounding is judged by."""
     make_inputs, function = program.build()
@@ -422,47 +401,7 @@ def reference(program: Program) -> Run:
 
 def generate(seed: int) -> Program:
     """The compute program for ``seed``: the same on every run."""
-    with warnings.catch_warnings():  # eager's warnings on the candidates it runs (var of one value...)
-        warnings.simplefilter("ignore")
-        return _generate(seed)
-
-
-def _generate(seed: int) -> Program:
-    rng = random.Random(f"compute {seed}")
-    for _ in range(50):
-        builder = _Builder(rng, seed)
-        builder.choose_inputs()
-        wanted = rng.randint(3, MAX_STATEMENTS)
-        for _ in range(wanted * 6):
-            if len(builder.statements) == wanted:
-                break
-            chosen = builder.candidate()
-            if chosen is not None:
-                builder.try_statement(*chosen)
-        if len(builder.statements) < 2:
-            continue
-        program = _with_outputs(builder, rng)
-        if program is not None:
-            return program
-    raise RuntimeError(f"no compute program found for seed {seed}")
-
-
-def _with_outputs(builder: _Builder, rng: random.Random) -> Program | None:
-    defined = [defined_name(statement.code) for statement in builder.statements]
-    read = {name for statement in builder.statements for name in names_in(statement.code.split(" = ", 1)[1])}
-    # The values nothing reads, the last among them: then every statement reaches an output.
-    sinks = [name for name in defined if name not in read]
-    outputs = list(dict.fromkeys([defined[-1], *rng.sample(sinks, min(len(sinks), 3))]))[:4]
-    program = builder.program(builder.statements, tuple(outputs))
-    try:
-        first = run(program)
-        if any(isinstance(out, torch.Tensor) and out.requires_grad for out in first.outputs):
-            program = program.replace(backward=True)
-            run(program)
-            reference(program)
-        return program if deterministic(program) else None
-    except Exception:
-        return None
+    return ComputeBuilder.generate(seed)
 
 
 def redrawn(program: Program) -> list[tuple[str, Program]]:
@@ -488,10 +427,10 @@ def _conditioned(program: Program) -> bool:
     """Whether eager runs the program and every rounding value in it agrees with the
     float64 program (as each statement had to when it was chosen)."""
     try:
-        frame, wide = _locals_of(program), _locals_of(program, in_float64=True)
+        (_, frame), (_, wide) = run_capturing_locals(program), run_capturing_locals(program, _widened)
     except Exception:
         return False
-    exact = set(program.exact or ())
+    exact = set(program.exact)
     return all(_agrees(frame[name], wide.get(name)) for name in map(defined_name, (s.code for s in program.statements))
                if name not in exact and isinstance(frame.get(name), torch.Tensor))
 
@@ -526,7 +465,7 @@ def _close_or_no_worse(name: str, want: torch.Tensor, got: torch.Tensor, truth: 
 
 def judge(program: Program, expected: Run, actual: Run) -> str | None:
     """How ``actual`` (the compiled run) differs from ``expected`` (eager's), in words."""
-    exact = set(program.exact or ())
+    exact = set(program.exact)
     truth: Run | None = None
     pairs = [(f"output {index} ({name})", want, got, name in exact, index, "outputs")
              for index, (name, want, got) in enumerate(zip(program.outputs, expected.outputs, actual.outputs))]

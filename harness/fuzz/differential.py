@@ -1,6 +1,6 @@
 """Running a generated program eagerly and compiled, and shrinking one that disagrees.
 
-``disagreement`` runs a ``harness.fuzz.programs.Program`` twice on identical fresh inputs, once
+``disagreement`` runs a ``harness.fuzz.generator.Program`` twice on identical fresh inputs, once
 eagerly and once through a compile function, and applies the suite's contract checks to
 what each run left behind: outputs (values, shape, dtype, requires_grad), output strides,
 which outputs alias which inputs and each other, the inputs after the call (values and
@@ -24,8 +24,8 @@ import torch
 from harness.checks.compare import assert_close, assert_same_aliasing, assert_same_strides
 from harness.errors import innermost
 from harness.fuzz import compute
-from harness.fuzz.programs import (Program, Run, RunFailed, Statement, defined_name, deterministic, names_in, run,
-                              shares_memory)
+from harness.fuzz.generator import (Kind, Program, Run, RunFailed, Statement, defined_name, deterministic, names_in,
+                                    run, shares_memory)
 
 Compile = Callable[[Callable], Callable]
 _CHECKER = unittest.TestCase()  # its assert methods raise AssertionError with our messages
@@ -91,7 +91,7 @@ def disagreement(program: Program, compile_: Compile) -> str | None:
         error = innermost(raised.error)
         message = (str(error).strip().splitlines() or [""])[0]
         return f"compiled program raised in {raised.phase} (eager did not): {type(error).__name__}: {message}"
-    if program.exact is not None:  # a compute program: judged value by value, exact or rounded
+    if program.kind is Kind.COMPUTE:  # judged value by value, exact or rounded
         return compute.judge(program, expected, actual)
     try:
         compare(expected, actual)

@@ -17,24 +17,21 @@ bit for bit. Nothing random, and no write whose result depends on the order in w
 overlapping memory is written, is ever generated: a disagreement with eager is always the
 compiled side's. ``FRONTEND_LIMITS`` lists what is kept out because torch.compile's
 frontend itself gets it wrong.
+
+The programs are ``Kind.VIEWS``, built by ``harness.fuzz.generator.Builder``; what is theirs
+is the vocabulary, ``ViewBuilder``: the statements it draws (``STATEMENT_KINDS``, each with
+its rule) and the inputs.
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
-import linecache
 import random
-import re
-import sys
-from typing import Any, Callable
 
 import torch
 
 from harness import compat
-from harness.checks.compare import weighted_loss
+from harness.fuzz.generator import Builder, Kind, Program, Statement, defined_name, names_in, shares_memory
 
-MAX_STATEMENTS = 12
 # Real inputs carry NaN and infinities (padding, masked rows, log of zero): this share of the
 # inputs that do not require grad start with them, and outputs must have NaN where eager has.
 SPECIAL_INPUTS = 0.5
@@ -62,141 +59,11 @@ FRONTEND_LIMITS = {
     "views made under no_grad": ("not generated: gradients differ",
                                  "view_made_under_no_grad_returned_beside_a_differentiable_view"),
 }
-_DEFINES = re.compile(r"(v\d+) = ")
-_NAMES = re.compile(r"\b[a-z]\w*\b")
-
-
-def defined_name(code: str) -> str | None:
-    """The variable a statement defines (``v3 = ...``), if any."""
-    match = _DEFINES.match(code)
-    return match.group(1) if match else None
-
-
-def names_in(code: str) -> list[str]:
-    return _NAMES.findall(code)
-
-
-@dataclasses.dataclass(frozen=True)
-class Statement:
-    code: str  # one line of Python
-    no_grad: bool = False  # run under ``with torch.no_grad():``
-
-    def lines(self) -> list[str]:
-        return ["with torch.no_grad():", "    " + self.code] if self.no_grad else [self.code]
-
-
-@dataclasses.dataclass(frozen=True)
-class Program:
-    seed: int
-    setup: tuple[str, ...]  # the body of make_inputs(): builds the bases and the arguments
-    bases: tuple[str, ...]  # every tensor the arguments' memory belongs to
-    params: tuple[str, ...]  # the program's parameters, built by setup under the same names
-    statements: tuple[Statement, ...]
-    outputs: tuple[str, ...]
-    backward: bool  # whether eager can run backward through the outputs
-    # Compute programs (harness/fuzz/compute.py): the values every correct
-    # implementation computes bit for bit; None for programs of views and writes.
-    exact: tuple[str, ...] | None = None
-
-    def replace(self, **changes: Any) -> "Program":
-        return dataclasses.replace(self, **changes)
-
-    @property
-    def name(self) -> str:
-        return f"{'program' if self.exact is None else 'compute'}_{self.seed:04d}"
-
-    def inputs_source(self) -> str:
-        # On the default device: the run's (harness/axes/device.py), the CPU in a repro file.
-        body = [f"generator = torch.Generator(torch.get_default_device()).manual_seed({self.seed})", *self.setup,
-                f"return [{', '.join(self.bases)}], [{', '.join(self.params)}]"]
-        return "def make_inputs():\n" + "".join(f"    {line}\n" for line in body)
-
-    def function_source(self) -> str:
-        body = [line for statement in self.statements for line in statement.lines()]
-        body.append(f"return ({''.join(f'{name}, ' for name in self.outputs)})")
-        return (f"def {self.name}({', '.join(self.params)}):\n"
-                + "".join(f"    {line}\n" for line in body))
-
-    def source(self) -> str:
-        """The program as a self-contained Python module (needs only torch)."""
-        backward = "True  # backward through the outputs that require grad" if self.backward else "False"
-        exact = "" if self.exact is None else f"EXACT = {self.exact!r}  # values compared bit for bit\n"
-        return (f"import torch\n\nBACKWARD = {backward}\n{exact}\n\n{self.inputs_source()}\n\n"
-                f"{self.function_source()}")
-
-    def build(self) -> tuple[Callable[[], tuple[list, list]], Callable[..., tuple]]:
-        """(make_inputs, the program's function), compiled from the source."""
-        text = self.source()
-        # A filename per source, kept in linecache: tracebacks and Dynamo show the lines.
-        filename = f"<generated {self.name} {abs(hash(text)):x}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace: dict[str, Any] = {"torch": torch}
-        exec(compile(text, filename, "exec"), namespace)
-        return namespace["make_inputs"], namespace[self.name]
-
-
-# -- running eagerly ---------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Run:
-    """What one run of a program produced: outputs, the inputs' memory and metadata after
-    the call, and the gradients of the leaves (``None`` without a backward)."""
-
-    args: list[torch.Tensor]
-    bases: list[torch.Tensor]
-    outputs: tuple
-    grads: list[torch.Tensor | None] | None
-
-
-class RunFailed(Exception):
-    """A run raised: in ``phase`` ("the call" or "backward"), with ``error``."""
-
-    def __init__(self, phase: str, error: BaseException) -> None:
-        super().__init__(f"{phase}: {type(error).__name__}: {error}")
-        self.phase, self.error = phase, error
-
-
-def run(program: Program, compile_: Callable[[Callable], Callable] | None = None) -> Run:
-    """Run ``program`` on fresh inputs, eagerly or through ``compile_``, and its backward
-    (a weighted loss over the outputs that require grad) if ``program.backward``."""
-    make_inputs, function = program.build()
-    bases, args = make_inputs()
-    try:
-        outputs = (compile_(function) if compile_ else function)(*args)
-    except Exception as error:
-        raise RunFailed("the call", error) from error
-    grads = None
-    loss = weighted_loss(outputs) if program.backward else None
-    if loss is not None:
-        try:
-            loss.backward()
-        except Exception as error:
-            raise RunFailed("backward", error) from error
-        grads = [base.grad for base in bases if base.requires_grad]
-    return Run(args, bases, outputs, grads)
-
-
-def _bitwise_equal(first: Any, second: Any) -> bool:
-    if isinstance(first, torch.Tensor):
-        return (isinstance(second, torch.Tensor) and first.shape == second.shape and first.dtype == second.dtype
-                and first.stride() == second.stride()
-                and bool(torch.equal(first.detach().nan_to_num(0.0), second.detach().nan_to_num(0.0))))
-    if isinstance(first, (list, tuple)):
-        return len(first) == len(second) and all(_bitwise_equal(a, b) for a, b in zip(first, second))
-    return first == second
-
-
-def deterministic(program: Program) -> bool:
-    """Whether two eager runs agree bit for bit (outputs, inputs after, gradients)."""
-    first, second = run(program), run(program)
-    return all(_bitwise_equal(getattr(first, field), getattr(second, field))
-               for field in ("outputs", "bases", "args", "grads"))
-
-
-# -- generating --------------------------------------------------------------------------
-
-def shares_memory(first: torch.Tensor, second: torch.Tensor) -> bool:
-    return first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
+# The statements a program is made of: how often each is drawn (its rule is the method of its
+# name, ``_view``...), and whether it may run under ``no_grad``.
+STATEMENT_KINDS = {"view": (30, False), "alias": (12, False), "compute": (18, True), "write": (34, True),
+                   "metadata": (6, False)}
+NO_GRAD_SHARE = 0.12
 
 
 def _same_view(first: torch.Tensor, second: torch.Tensor) -> bool:
@@ -210,34 +77,31 @@ def _writable(tensor: torch.Tensor) -> bool:
     return tensor.numel() > 0 and compat.no_internal_overlap(tensor)
 
 
-def _broadcasts_to(source: torch.Tensor, shape: torch.Size) -> bool:
-    try:
-        return torch.broadcast_shapes(source.shape, shape) == shape
-    except RuntimeError:
-        return False
+class ViewBuilder(Builder):
+    """The vocabulary of views, writes and aliasing, on float32 inputs that may share memory."""
 
-
-class _Builder:
-    """Chooses statements one at a time, looking at the tensors the program holds so far."""
+    kind = Kind.VIEWS
+    attempts = 100
+    fewest_wanted = 2
+    draws_per_statement = 4
+    operand_share = 0.75
+    numbers = ("2.0", "-1.5", "0.5")
 
     def __init__(self, rng: random.Random, seed: int) -> None:
-        self.rng = rng
-        self.seed = seed
+        super().__init__(rng, seed)
         # Which inputs carry special values: a stream of its own, so that the statements a
         # seed draws stay the same whether or not its inputs do.
         self.special = random.Random(f"special values {seed}")
-        self.setup: list[str] = []
-        self.bases: list[str] = []
         self.base_shapes: dict[str, tuple[int, ...]] = {}
-        self.params: list[str] = []
-        self.statements: list[Statement] = []
-        self.values: dict[str, torch.Tensor] = {}
-        self.inputs: dict[str, torch.Tensor] = {}  # the parameters as the program received them
         self.from_as_strided: set[str] = set()
+
+    @staticmethod
+    def stream(seed: int) -> random.Random:
+        return random.Random(seed)
 
     # inputs
 
-    def choose_inputs(self) -> None:
+    def choose_inputs(self) -> bool:
         rng = self.rng
         shapes = [(4, 4), (3, 4), (4,), (2, 3, 4), (4, 2), (6,)]
         for index in range(rng.choice((1, 2, 2, 3))):
@@ -263,6 +127,12 @@ class _Builder:
                 else:
                     self.setup.append(f"{param} = {base}")
             self.params.append(param)
+        try:
+            self.inputs = dict(zip(self.params, self.program([]).build()[0]()[1]))
+        except Exception:
+            return False
+        self.values = dict(self.inputs)
+        return True
 
     def _input_view(self, shape: tuple[int, ...]) -> str:
         options = [""]
@@ -273,13 +143,6 @@ class _Builder:
         return self.rng.choice(options)
 
     # statements
-
-    def fresh(self) -> str:
-        return f"v{sum(1 for statement in self.statements if _DEFINES.match(statement.code))}"
-
-    def tensors(self, predicate: Callable[[torch.Tensor], bool] = lambda tensor: True) -> list[str]:
-        return [name for name, value in self.values.items()
-                if isinstance(value, torch.Tensor) and predicate(value)]
 
     def inputs_sharing(self, tensor: torch.Tensor) -> list[str]:
         return [param for param in self.params if shares_memory(self.inputs[param], tensor)]
@@ -298,21 +161,13 @@ class _Builder:
         return all(not self.inputs[param].requires_grad and len(self.inputs_sharing(self.inputs[param])) == 1
                    for param in self.inputs_sharing(tensor))
 
-    def pick(self, predicate: Callable[[str], bool] = lambda name: True) -> str | None:
-        names = [name for name in self.tensors() if predicate(name)]
-        if not names:
-            return None
-        # Recent values are likelier, so statements build on each other.
-        weights = [1 + index for index in range(len(names))]
-        return self.rng.choices(names, weights)[0]
-
-    def candidate(self) -> Statement | None:
-        kind = self.rng.choices(["view", "alias", "compute", "write", "metadata"], [30, 12, 18, 34, 6])[0]
+    def candidate(self) -> tuple[Statement, bool] | None:
+        kind = self.rng.choices(list(STATEMENT_KINDS), [weight for weight, _ in STATEMENT_KINDS.values()])[0]
         code = getattr(self, f"_{kind}")()
         if code is None:
             return None
-        no_grad = kind in ("compute", "write") and self.rng.random() < 0.12
-        return Statement(code, no_grad)
+        no_grad = STATEMENT_KINDS[kind][1] and self.rng.random() < NO_GRAD_SHARE
+        return Statement(code, no_grad), False  # nothing here is judged bit for bit
 
     def _view(self) -> str | None:
         name = self.pick()
@@ -356,18 +211,12 @@ class _Builder:
             options += [f"{name} + 0", f"{name} * 1", f"{name}.float()", f"{name}.to(torch.float64)"]
         return f"{self.fresh()} = {self.rng.choice(options)}"
 
-    def _other_operand(self, shape: torch.Size, dtype: torch.dtype) -> str:
-        names = self.tensors(lambda tensor: tensor.dtype == dtype and _broadcasts_to(tensor, shape))
-        if names and self.rng.random() < 0.75:
-            return self.rng.choice(names)
-        return self.rng.choice(["2.0", "-1.5", "0.5"]) if dtype.is_floating_point else "3"
-
     def _compute(self) -> str | None:
         name = self.pick(lambda name: self.values[name].dtype.is_floating_point)
         if name is None:
             return None
         x, rng = self.values[name], self.rng
-        other = self._other_operand(x.shape, x.dtype)
+        other = self.other_operand(x.shape, x.dtype)
         options = [f"torch.sin({name})", f"{name}.exp()", f"{name}.relu()", f"{name} * {other}", f"{name} + {other}",
                    f"torch.where({name} > 0, {name}, {other})", f"{name}.abs()", f"{name}.sigmoid()",
                    f"{name} - {other}", f"torch.maximum({name}, torch.as_tensor({other}))"]
@@ -381,7 +230,7 @@ class _Builder:
         if name is None:
             return None
         x, rng = self.values[name], self.rng
-        other = self._other_operand(x.shape, x.dtype)
+        other = self.other_operand(x.shape, x.dtype)
         if other in self.values and shares_memory(self.values[other], x) and not _same_view(self.values[other], x):
             return None  # reading memory while writing it elsewhere: order-dependent
         if other in self.values and self.values[other].requires_grad and self.inputs_sharing(x):
@@ -396,7 +245,7 @@ class _Builder:
             options = [f"{name}.add_(1)", f"{name}.bitwise_xor_(5)", f"{name}.mul_(3)", f"{name}.zero_()"]
         if x.dim() >= 1:
             row = rng.randrange(x.shape[0])
-            value = self._other_operand(x.shape[1:], x.dtype)
+            value = self.other_operand(x.shape[1:], x.dtype)
             if not (value in self.values and shares_memory(self.values[value], x)):
                 options += [f"{name}[{row}] = {value}", f"{name}[{row}:] += {value if x.shape[0] - row == 1 else '1'}"]
         return rng.choice(options)
@@ -416,120 +265,25 @@ class _Builder:
             options.append(f"{name}.squeeze_()")
         return self.rng.choice(options)
 
-    # running what is chosen so far
+    def try_statement(self, statement: Statement, exact: bool) -> bool:
+        kept = super().try_statement(statement, exact)
+        defined = defined_name(statement.code)
+        # What as_strided makes, and what is made from it, is never written (FRONTEND_LIMITS).
+        if kept and defined and ("as_strided" in statement.code or set(names_in(statement.code)) & self.from_as_strided):
+            self.from_as_strided.add(defined)
+        return kept
 
-    def program(self, statements: list[Statement], outputs: tuple[str, ...] = (), backward: bool = False) -> Program:
-        return Program(self.seed, tuple(self.setup), tuple(self.bases), tuple(self.params), tuple(statements),
-                       outputs, backward)
-
-    def try_statement(self, statement: Statement) -> bool:
-        """Keep ``statement`` if the program with it runs eagerly; refresh ``values``."""
-        statements = [*self.statements, statement]
-        try:
-            make_inputs, function = self.program(statements).build()
-            _, args = make_inputs()
-            frame = _run_capturing_locals(function, args)
-        except Exception:
-            return False
-        self.statements = statements
-        self.inputs = dict(zip(self.params, args))
-        self.values = {name: value for name, value in frame.items() if isinstance(value, torch.Tensor)}
-        defined = _DEFINES.match(statement.code)
-        if defined and ("as_strided" in statement.code or set(_NAMES.findall(statement.code)) & self.from_as_strided):
-            self.from_as_strided.add(defined.group(1))
-        return True
-
-
-def _run_capturing_locals(function: Callable, args: list) -> dict[str, Any]:
-    """Run ``function``; its local variables as they were when it returned."""
-    frame: dict[str, Any] = {}
-
-    def tracer(frame_, event, arg):
-        if event == "return" and frame_.f_code is function.__code__:
-            frame.update(frame_.f_locals)
-
-    previous = sys.getprofile()
-    sys.setprofile(tracer)
-    try:
-        function(*args)
-    finally:
-        sys.setprofile(previous)
-    return frame
+    def choose_outputs(self) -> tuple[str, ...] | None:
+        defined = [name for name in self.values if name.startswith("v")]
+        if not defined:
+            return None
+        everything = list(self.values)
+        outputs = [self.rng.choice(defined[-3:])]
+        for _ in range(self.rng.choice((0, 0, 1, 2))):
+            outputs.append(self.rng.choice(everything))
+        return tuple(outputs)
 
 
 def generate(seed: int) -> Program:
     """The program for ``seed``: the same on every run."""
-    rng = random.Random(seed)
-    for _ in range(100):
-        builder = _Builder(rng, seed)
-        builder.choose_inputs()
-        try:
-            builder.inputs = dict(zip(builder.params, builder.program([]).build()[0]()[1]))
-            builder.values = dict(builder.inputs)
-        except Exception:
-            continue
-        wanted = rng.randint(2, MAX_STATEMENTS)
-        for _ in range(wanted * 4):
-            if len(builder.statements) == wanted:
-                break
-            statement = builder.candidate()
-            if statement is not None:
-                builder.try_statement(statement)
-        if len(builder.statements) < 2:
-            continue
-        program = _with_outputs(builder, rng)
-        if program is not None:
-            return program
-    raise RuntimeError(f"no program found for seed {seed}")
-
-
-def _with_outputs(builder: _Builder, rng: random.Random) -> Program | None:
-    defined = [name for name in builder.values if name.startswith("v")]
-    if not defined:
-        return None
-    everything = list(builder.values)
-    outputs = [rng.choice(defined[-3:])]
-    for _ in range(rng.choice((0, 0, 1, 2))):
-        outputs.append(rng.choice(everything))
-    program = builder.program(builder.statements, tuple(outputs), backward=False)
-    try:
-        run(program)
-    except Exception:
-        return None
-    if any(isinstance(out, torch.Tensor) and out.requires_grad for out in run(program).outputs):
-        # Outputs that require grad must be differentiable in eager: a compiled function
-        # builds its backward when it is called, and may refuse one eager never runs.
-        program = program.replace(backward=True)
-        try:
-            run(program)
-        except Exception:
-            return None
-    return program if deterministic(program) else None
-
-
-def parse(source: str, seed: int = 0) -> Program:
-    """The Program a ``Program.source()`` text describes (found programs are stored so)."""
-    module = ast.parse(source)
-    functions = [node for node in module.body if isinstance(node, ast.FunctionDef)]
-    make_inputs = next(node for node in functions if node.name == "make_inputs")
-    function = next(node for node in functions if node.name != "make_inputs")
-    *body, returned = make_inputs.body
-    setup = tuple(ast.get_source_segment(source, node) for node in body
-                  if not (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "generator"))
-    seeds = [node for node in ast.walk(make_inputs) if isinstance(node, ast.Call)
-             and getattr(node.func, "attr", "") == "manual_seed"]
-    if seeds:
-        seed = ast.literal_eval(seeds[0].args[0])
-    bases, params = (tuple(element.id for element in listed.elts) for listed in returned.value.elts)
-    statements = []
-    for node in function.body[:-1]:
-        if isinstance(node, ast.With):
-            statements += [Statement(ast.get_source_segment(source, inner), no_grad=True) for inner in node.body]
-        else:
-            statements.append(Statement(ast.get_source_segment(source, node)))
-    outputs = tuple(element.id for element in function.body[-1].value.elts)
-    flags = {node.targets[0].id: ast.literal_eval(node.value) for node in module.body
-             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
-    exact = flags.get("EXACT")
-    return Program(seed, setup, bases, tuple(arg.arg for arg in function.args.args), tuple(statements), outputs,
-                   backward=bool(flags.get("BACKWARD", False)), exact=None if exact is None else tuple(exact))
+    return ViewBuilder.generate(seed)

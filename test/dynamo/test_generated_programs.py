@@ -31,7 +31,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 from harness import BackendTestCase, for_each_backend, settings, tiers
-from harness import compute, differential, programs, seconds_left
+from harness import compute, differential, generator, programs, seconds_left
 
 BUDGET_ENV = settings.GENERATED
 DEFAULT_BUDGET = 16
@@ -55,7 +55,7 @@ def budget(nightly: int = NIGHTLY_BUDGET) -> int:
 
 
 class ProgramCase(BackendTestCase):
-    def check_program(self, program: programs.Program, *, shrink_it: bool = True) -> None:
+    def check_program(self, program: generator.Program, *, shrink_it: bool = True) -> None:
         message = differential.disagreement(program, self.compile)
         if message is None:
             return
@@ -76,10 +76,10 @@ class ProgramCase(BackendTestCase):
                   f"(seed {program.seed}){self._domains(small)}; it runs on its own:\n\n{small.source()}\n"
                   f"{small_message}")
 
-    def _domains(self, program: programs.Program) -> str:
+    def _domains(self, program: generator.Program) -> str:
         """For a compute program: the kinds of input values it also disagrees on (its
         inputs redrawn from each value domain; the same shapes, so no new compile)."""
-        if program.exact is None:
+        if program.kind is not generator.Kind.COMPUTE:
             return ""
         found = {}
         for domain, variant in compute.redrawn(program):
@@ -140,7 +140,7 @@ def _found_test(name: str, entry: dict):
     # author's run.
     @tiers.nightly("a known torch.compile bug, kept as a regression test")
     def test(self):
-        self.check_program(programs.parse(entry["source"]), shrink_it=False)  # stored shrunk
+        self.check_program(generator.parse(entry["source"]), shrink_it=False)  # stored shrunk
 
     test.__name__ = f"test_{name}"
     test.__doc__ = entry["cause"]

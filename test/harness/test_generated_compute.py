@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import unittest
+from unittest import mock
 
 import torch
 import torch._dynamo
 
-from harness.fuzz import compute, programs
+from harness.fuzz import compute, generator
 from harness.fuzz.differential import disagreement, shrink
-from harness.fuzz.programs import Run
+from harness.fuzz.generator import Run
 from test.harness.test_generated_programs import _compile_with
 
 # Its own seconds (test/harness/budgets.py): 27 s measured 2026-11-29 under load.
@@ -44,13 +45,13 @@ class GeneratorTests(unittest.TestCase):
 
     def test_a_program_survives_its_own_source(self):
         for program in self.programs[:20]:
-            self.assertEqual(programs.parse(program.source()), program)
+            self.assertEqual(generator.parse(program.source()), program)
 
     def test_programs_run_eagerly_deterministically_and_well_conditioned(self):
         for program in self.programs[:20]:
             with self.subTest(seed=program.seed):
-                self.assertTrue(2 <= len(program.statements) <= programs.MAX_STATEMENTS)
-                self.assertTrue(programs.deterministic(program))
+                self.assertTrue(2 <= len(program.statements) <= generator.MAX_STATEMENTS)
+                self.assertTrue(generator.deterministic(program))
                 self.assertTrue(compute._conditioned(program))
 
     def test_programs_reach_the_vocabulary_and_the_value_domains(self):
@@ -123,6 +124,25 @@ class JudgeTests(unittest.TestCase):
         # What reads the floor's value may stay: the check that fails (exact or rounded) is kept.
         self.assertLessEqual(len(small.statements), 5, small.source())
         self.assertIn(".floor()", small.function_source())
+
+
+class ToyEntryTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_a_toy_operation_is_drawn_and_judged_with_no_other_edit(self):
+        """One Op added to VOCABULARY, as a contributor adds one, is drawn, kept and judged:
+        the shared builder, the program model and the judge need nothing else."""
+        toy = compute.Op("pointwise", "torch.deg2rad({x})")
+        with mock.patch.object(compute, "VOCABULARY", (*compute.VOCABULARY, toy)):
+            # Generated inside the patch: only then can a seed's program use it.
+            program = next((program for program in map(compute.generate, range(300))
+                            if "torch.deg2rad(" in program.function_source()), None)
+        self.assertIsNotNone(program, "no compute program of seeds 0-299 uses the toy operation")
+        self.assertIs(program.kind, generator.Kind.COMPUTE)
+        self.assertEqual(generator.parse(program.source()), program)
+        self.assertTrue(generator.deterministic(program))
+        self.assertIsNone(disagreement(program, _compile_with("aot_eager")))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ test/proofs/test_generated_faults.py.
 from __future__ import annotations
 
 import unittest
+from unittest import mock
 
 import torch
 import torch._dynamo
 
-from harness.fuzz import programs
+from harness.fuzz import generator, programs
 from harness.fuzz.differential import check_of, disagreement, shrink
 from test.harness import faulty_backends
 
@@ -46,13 +47,13 @@ class GeneratorTests(unittest.TestCase):
 
     def test_a_program_survives_its_own_source(self):
         for program in self.programs:
-            self.assertEqual(programs.parse(program.source()), program)
+            self.assertEqual(generator.parse(program.source()), program)
 
     def test_programs_run_eagerly_and_deterministically(self):
         for program in self.programs:
             with self.subTest(seed=program.seed):
-                self.assertTrue(2 <= len(program.statements) <= programs.MAX_STATEMENTS)
-                self.assertTrue(programs.deterministic(program))
+                self.assertTrue(2 <= len(program.statements) <= generator.MAX_STATEMENTS)
+                self.assertTrue(generator.deterministic(program))
 
     def test_programs_reach_what_the_family_is_about(self):
         text = "\n".join(program.source() for program in self.programs)
@@ -82,7 +83,7 @@ class DifferentialTests(unittest.TestCase):
         small, small_message = shrink(program, compile_, message, before_each=torch._dynamo.reset)
         self.assertEqual(check_of(small_message), check_of(message))
         self.assertEqual(len(small.statements), 1, small.source())
-        self.assertTrue(programs.deterministic(small))
+        self.assertTrue(generator.deterministic(small))
 
     def test_a_miscompiled_op_is_shrunk_to_its_statement(self):
         compile_ = _compile_with(_breaks_sine)
@@ -98,3 +99,33 @@ class DifferentialTests(unittest.TestCase):
         small, _ = shrink(program, compile_, message, before_each=torch._dynamo.reset)
         self.assertLessEqual(len(small.statements), 3, small.source())
         self.assertIn("torch.sin(", small.function_source())
+
+
+def _toy_statement(builder: programs.ViewBuilder) -> str | None:
+    """A toy kind of statement: the rule a contributor writes for one."""
+    name = builder.pick(lambda name: builder.values[name].dtype.is_floating_point)
+    return None if name is None else f"{builder.fresh()} = torch.deg2rad({name})"
+
+
+class ToyEntryTests(unittest.TestCase):
+    def tearDown(self):
+        torch._dynamo.reset()
+
+    def test_a_toy_statement_kind_is_drawn_and_checked_with_no_other_edit(self):
+        """One kind of statement added to STATEMENT_KINDS with its rule, as a contributor adds
+        one, is drawn, kept (under no_grad too) and checked: the shared builder, the program
+        model and the differential check need nothing else."""
+        with mock.patch.dict(programs.STATEMENT_KINDS, {"toy": (40, True)}), \
+                mock.patch.object(programs.ViewBuilder, "_toy", _toy_statement, create=True):
+            chosen = [programs.generate(seed) for seed in range(10)]
+        using = [program for program in chosen if "torch.deg2rad(" in program.function_source()]
+        self.assertTrue(using, "no program of seeds 0-9 uses the toy statement")
+        self.assertTrue(any(statement.no_grad and "deg2rad" in statement.code
+                            for program in using for statement in program.statements))
+        for program in using[:3]:
+            with self.subTest(seed=program.seed):
+                self.assertIs(program.kind, generator.Kind.VIEWS)
+                self.assertEqual(generator.parse(program.source()), program)
+                self.assertTrue(generator.deterministic(program))
+                torch._dynamo.reset()
+                self.assertIsNone(disagreement(program, _compile_with("aot_eager")))
