@@ -43,7 +43,7 @@ class Mismatch:
         return f"{self.name}: {self.detail}"
 
 
-def compare(name: str, eager: torch.Tensor, compiled: torch.Tensor, fp64: torch.Tensor | None,
+def mismatch(name: str, eager: torch.Tensor, compiled: torch.Tensor, fp64: torch.Tensor | None,
             tol: float) -> Mismatch | None:
     """The mismatch of one tensor, or None when the compiled value is acceptable."""
     if not isinstance(compiled, torch.Tensor):
@@ -88,7 +88,7 @@ def assert_accurate(eager: dict[str, torch.Tensor], compiled: dict[str, torch.Te
     if missing:
         mismatches.append(Mismatch(", ".join(missing), "present in only one of eager and compiled", math.inf))
     for name in eager.keys() & compiled.keys():
-        found = compare(name, eager[name], compiled[name], None if fp64 is None else fp64.get(name), tol)
+        found = mismatch(name, eager[name], compiled[name], None if fp64 is None else fp64.get(name), tol)
         if found is not None:
             mismatches.append(found)
     if not mismatches:
@@ -126,7 +126,7 @@ def no_worse_than_eager(eager: Any, compiled: Any, truth: Callable[[], Any],
         return False
     for index, (want, got, true) in enumerate(zip(eagers, compileds, truths)):
         if judged(want) and isinstance(true, torch.Tensor):
-            if compare(str(index), want, got, true, tol_of(computed_in or want.dtype)) is not None:
+            if mismatch(str(index), want, got, true, tol_of(computed_in or want.dtype)) is not None:
                 return False
     return True
 

@@ -43,8 +43,8 @@ from harness.checks.opcheck import Call, Difference, OperatorChecker
 
 # The dtypes an operator is checked in, beside float32, where OpInfo says it supports them.
 # Half precision is judged against float64, as the sweep's half-precision runs are.
-DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.int32,
-          torch.int8, torch.uint8, torch.bool)
+SWEPT_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.int32,
+                torch.int8, torch.uint8, torch.bool)
 
 FLOATING = "floating"
 
@@ -193,7 +193,7 @@ def _scalars(call: Call, tensors: list[Any]) -> list[Any] | None:
                 for position, tensor in enumerate(tensors)]
 
 
-CATALOGUE = (
+DOMAINS = (
     Domain("small", "PyTorch's OpInfo small values: zeros of both signs, near-zero, one, multiples of pi",
            _small),
     Domain("large", "past the range the samples use: 1e20 (in float16, 60000); for integers the type's edges "
@@ -274,7 +274,7 @@ def exact_mismatch(want: Any, got: Any) -> str | None:
     return None
 
 
-def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = CATALOGUE,
+def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = DOMAINS,
                 gradients: bool = False, testcase=None, tolerance_scale: float = 10.0,
                 exact_layouts: bool = False) -> list[Difference]:
     """Every call over every domain (the catalogue's, unless given), compared with eager by

@@ -6,7 +6,7 @@ pointwise math, reductions, indexing and scatter (repeated indices included), ma
 products and convolutions, normalization, shape operations and type conversions, chosen
 from ``VOCABULARY`` (one declaration: add an entry to widen the search). Inputs
 are float32, float64, half precision, integer or boolean tensors, of ordinary shapes, 0-d
-or empty, each carrying the values of one domain of ``harness.checks.value_domains.CATALOGUE``
+or empty, each carrying the values of one domain of ``harness.checks.value_domains.DOMAINS``
 (NaN and infinities, subnormal numbers, negative zero, ties, large values...) among
 ordinary ones, written into the program's source as literals; about half of the floating
 inputs require grad, and the program is then also run backward.
@@ -202,7 +202,7 @@ def _input_values(rng: random.Random, dtype: torch.dtype, numel: int, domains: t
     for domain in domains:
         if domain is None or numel == 0:
             continue
-        entry = next(entry for entry in value_domains.CATALOGUE if entry.name == domain)
+        entry = next(entry for entry in value_domains.DOMAINS if entry.name == domain)
         special = entry.values(dtype)
         if special and dtype in _BELOW_2_TO_THE_50:
             special = tuple(value for value in special if abs(value) < 2**50)
@@ -459,7 +459,7 @@ def _close_or_no_worse(name: str, want: torch.Tensor, got: torch.Tensor, truth: 
     if torch.allclose(want, got, rtol=rtol, atol=atol):
         return None
     true = truth[finite].to(torch.float64) if isinstance(truth, torch.Tensor) and truth.shape == finite.shape else None
-    mismatch = accuracy.compare(name, want, got, true, atol)
+    mismatch = accuracy.mismatch(name, want, got, true, atol)
     return None if mismatch is None else str(mismatch)
 
 

@@ -58,7 +58,7 @@ def _floats_as_floats(expected: tuple, actual: tuple) -> tuple[tuple, tuple]:
     return tuple(want for want, _ in pairs), tuple(got for _, got in pairs)
 
 
-def compare(expected: Run, actual: Run) -> None:
+def assert_same_run(expected: Run, actual: Run) -> None:
     """Raise AssertionError at the first way ``actual`` differs from ``expected``.
 
     Two checks are looser than the hand-written contract families': the strides of an
@@ -94,7 +94,7 @@ def disagreement(program: Program, compile_: Compile) -> str | None:
     if program.kind is Kind.COMPUTE:  # judged value by value, exact or rounded
         return compute.judge(program, expected, actual)
     try:
-        compare(expected, actual)
+        assert_same_run(expected, actual)
     except AssertionError as failure:
         return str(failure)
     return None

@@ -2,11 +2,11 @@
 it: the files dashboards and people read (``formats``: ``junit``, ``html_report`` with its
 ``templates/``, ``markdown`` for a CI job summary, ``accuracy_csv``; what a format is,
 ``format``, and the HTML pages with their one escape, ``pages``), the console summary with
-rerun commands (``console``), the declared scope and what the tests needed (``scope``), the
+rerun commands (``console``), the declared scope and what the tests needed (``scope_table``), the
 differences from a baseline run (``baseline``) and the metrics that changed since it
 (``metric_changes``), problems grouped by what went wrong (``problems``) with a standalone
 repro each (``repros``), what a run covered (``coverage``), the eager share
-(``eager_share``), the perf tier's figures (``perf_table``), the scoreboard of backends side by
+(``eager_share_table``), the perf tier's figures (``perf_table``), the scoreboard of backends side by
 side (``scoreboard``), and ``writer``, where every report format, the scoreboard's too, is
 declared once and which writes them atomically.
 

@@ -129,7 +129,7 @@ def _passing(test: TestResult) -> bool:
     return outcomes.ended(test.outcome, outcomes.PASSED)
 
 
-def compare(old: RunResults, new: RunResults) -> Difference:
+def difference_between(old: RunResults, new: RunResults) -> Difference:
     before = {test.id: test for test in old.tests}
     difference = Difference()
     for test in new.tests:
@@ -153,6 +153,6 @@ def compare(old: RunResults, new: RunResults) -> Difference:
     new_problems = {problem.id: problem for problem in problems.group(new.tests, by_stage)}
     difference.new_problems = [problem for key, problem in new_problems.items() if key not in old_problems]
     difference.fixed_problems = [problem for key, problem in old_problems.items() if key not in new_problems]
-    difference.metric_changes = metric_changes.compare(old, new)
+    difference.metric_changes = metric_changes.changes_between(old, new)
     difference.perf = metric_changes.compare_perf(old, new)
     return difference

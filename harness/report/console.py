@@ -13,7 +13,7 @@ from harness.axes import registry
 from harness.outcomes import COLLATERAL
 from harness.project import layout, run_settings
 from harness.measure import stages
-from harness.report import coverage, eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share_table, perf_table, problems, scope_table
 from harness.report.results import BACKEND_INDEPENDENT, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
@@ -93,10 +93,10 @@ def verdict(results: RunResults) -> str:
 
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
-    declared = scope.lines(results)
+    declared = scope_table.lines(results)
     lines = [*declared, *([""] if declared else []), _table(results), *stage_lines(results), *perf_lines(results),
              *op_sweep_lines(results),
-             *eager_share.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results), ""]
+             *eager_share_table.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
     found = [problem for clause in grouped for problem in clause.problems]
@@ -188,7 +188,7 @@ def _table(results: RunResults) -> str:
         counts = [sum(test.outcome == outcome for test in tests) for outcome in outcomes]
         seconds = sum(test.duration_s for test in tests)
         rows.append([label, *[str(count) if count else "." for count in counts], f"{seconds:.0f}s",
-                     eager_share.median_text(tests)])
+                     eager_share_table.median_text(tests)])
     return "\n".join(aligned(columns, rows))
 
 

@@ -94,7 +94,7 @@ def machine_ratio(pairs: list[tuple[TestResult, TestResult]]) -> float:
     return statistics.median(ratios) if ratios else 1.0
 
 
-def compare(old: RunResults, new: RunResults) -> list[MetricChange]:
+def changes_between(old: RunResults, new: RunResults) -> list[MetricChange]:
     before = {test.id: test for test in old.tests}
     pairs = [(before[test.id], test) for test in new.tests if test.id in before and _comparable(before[test.id], test)]
     ratio = machine_ratio(pairs)

@@ -127,9 +127,9 @@ def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) ->
     problems.assign(results.tests)
     difference = None
     if plan.baseline is not None:
-        from harness.report.baseline import compare
+        from harness.report.baseline import difference_between
 
-        difference = compare(plan.baseline, results)
+        difference = difference_between(plan.baseline, results)
         results.baseline = difference.to_json(args.baseline)  # the run's record says what it was compared with
     repro_files = repros.write(results, problems.group(results.tests), report_dir, capture_dir)
     written = writer.write(RunReport(results, difference, args.baseline, repro_files, args.accuracy_csv), report_dir)

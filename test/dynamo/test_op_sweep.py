@@ -340,7 +340,7 @@ class OpSweepTests(BackendTestCase):
                 calls.append(call)
         if not calls:
             self.skipTest(f"no op of the tier has {dtype} samples on {where}")
-        domains = tuple(domain for domain in value_domains.CATALOGUE if (domain.name == SUBNORMAL) == subnormals
+        domains = tuple(domain for domain in value_domains.DOMAINS if (domain.name == SUBNORMAL) == subnormals
                         and (dtype == torch.float32 or not domain.changes_shapes))
         found = value_domains.batch_check(calls, self.counter, domains=domains, gradients=gradients, testcase=self)
         accepted = self.accepted_value_differences()
@@ -355,7 +355,7 @@ def value_domain_ops(dtype: torch.dtype, subnormals: bool) -> list[tuple[str, ob
     where = device.selected_type()
     categories = QUICK_SUBNORMAL_CATEGORIES if subnormals and tier() == "quick" else VALUE_DOMAIN_CATEGORIES
     chosen = []
-    others = [other for other in value_domains.DTYPES if other != torch.float32]
+    others = [other for other in value_domains.SWEPT_DTYPES if other != torch.float32]
     for index, (category, name) in enumerate((category, name) for category in categories
                                              for name in QUICK_TIER[category]):
         op = _quick_op(name)
@@ -373,7 +373,7 @@ def value_domain_ops(dtype: torch.dtype, subnormals: bool) -> list[tuple[str, ob
 # indices reach (an index of one entry cannot repeat: index_select's, index_put's and the
 # embedding's first samples have one).
 INDEX_SAMPLES_SEARCHED = 4
-REPEATED_INDICES, = (domain for domain in value_domains.CATALOGUE if domain.name == "repeated indices")
+REPEATED_INDICES, = (domain for domain in value_domains.DOMAINS if domain.name == "repeated indices")
 
 
 def value_domain_call(op, category: str, dtype: torch.dtype, grad: bool) -> opcheck.Call | None:
@@ -754,7 +754,7 @@ def _populate() -> None:
     for group in REFERENCE_GROUPS:
         test = _reference_test(group)
         setattr(OpSweepTests, test.__name__, test)
-    for dtype in value_domains.DTYPES:
+    for dtype in value_domains.SWEPT_DTYPES:
         subnormal_tests = dtype.is_floating_point and (full or dtype == torch.float32)
         for subnormals in (False, True) if subnormal_tests else (False,):
             test = _values_test(dtype, subnormals)

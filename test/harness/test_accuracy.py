@@ -6,7 +6,7 @@ import unittest
 
 import torch
 
-from harness.checks.accuracy import assert_accurate, compare, no_worse_than_eager
+from harness.checks.accuracy import assert_accurate, mismatch, no_worse_than_eager
 from harness.checks.models import ModelSpec, missing_library
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
@@ -31,32 +31,32 @@ class CompareTests(unittest.TestCase):
         eager, fp64, x = _three_ways(lambda x: x.exp().sum(-1), 64, 4000)
         compiled = x.float().exp().view(64, 40, 100).sum(-1).sum(-1)
         self.assertFalse(torch.equal(eager, compiled))  # really different
-        self.assertIsNone(compare("out", eager, compiled, fp64, tol=1e-6))
+        self.assertIsNone(mismatch("out", eager, compiled, fp64, tol=1e-6))
 
     def test_a_kernel_off_by_three_parts_in_ten_thousand_fails(self):
         eager, fp64, _ = _three_ways(_deep_sum, 4, 4000)
         compiled = eager * (1 + 3e-4)
-        mismatch = compare("out", eager, compiled, fp64, tol=1e-4)
-        self.assertRegex(str(mismatch), r"out: RMSE vs float64 .*, eager torch.float32's own .* \(allowed 2x")
+        found = mismatch("out", eager, compiled, fp64, tol=1e-4)
+        self.assertRegex(str(found), r"out: RMSE vs float64 .*, eager torch.float32's own .* \(allowed 2x")
 
     def test_small_tensors_get_a_larger_multiplier(self):
         eager, fp64, _ = _three_ways(_deep_sum, 10)
-        self.assertIn("allowed 3x", str(compare("out", eager, eager + 1, fp64, tol=1e-6)))
+        self.assertIn("allowed 3x", str(mismatch("out", eager, eager + 1, fp64, tol=1e-6)))
 
     def test_bfloat16_arithmetic_fails(self):
         eager, fp64, _ = _three_ways(lambda x: x.sin(), 64, 64)
         compiled = eager.bfloat16().float()
-        self.assertIsNotNone(compare("out", eager, compiled, fp64, tol=1e-4))
+        self.assertIsNotNone(mismatch("out", eager, compiled, fp64, tol=1e-4))
 
     def test_dtype_shape_integers_and_nan(self):
         eager = torch.arange(6.0)
-        self.assertIn("dtype torch.float64", str(compare("o", eager, eager.double(), None, 1e-3)))
-        self.assertIn("shape (2, 3)", str(compare("o", eager, eager.view(2, 3), None, 1e-3)))
+        self.assertIn("dtype torch.float64", str(mismatch("o", eager, eager.double(), None, 1e-3)))
+        self.assertIn("shape (2, 3)", str(mismatch("o", eager, eager.view(2, 3), None, 1e-3)))
         counts = torch.arange(3)
-        self.assertIn("1 of 3 values differ", str(compare("o", counts, counts + (counts == 2), None, 1e-3)))
+        self.assertIn("1 of 3 values differ", str(mismatch("o", counts, counts + (counts == 2), None, 1e-3)))
         with_nan = eager.clone()
         with_nan[0] = float("nan")
-        self.assertIn("NaN where", str(compare("o", eager, with_nan, eager.double(), 1e-3)))
+        self.assertIn("NaN where", str(mismatch("o", eager, with_nan, eager.double(), 1e-3)))
 
     def test_report_names_the_worst_first_and_counts_the_rest(self):
         eager = {f"t{index}": torch.zeros(3) for index in range(8)}

@@ -12,7 +12,7 @@ from unittest import mock
 
 from packaging.version import Version
 
-from harness.axes import axis, backends, registry
+from harness.axes import axis, registry
 from harness.report.console import repro_command
 from harness.report.results import RunResults, TestResult
 from harness.run import accept

@@ -20,7 +20,7 @@ from harness.features.scope import (
     AUTOCAST, BFLOAT16, COMPLEX, CONTROL_FLOW, CUSTOM_OPS, DOUBLE_BACKWARD, DISTRIBUTED, DYNAMIC_SHAPES, FLOAT16,
     FLOAT64, INPUT_MUTATION, RANDOM, TENSOR_SUBCLASSES, TRAINING)
 from harness.measure.counters import CompileCounter
-from harness.report import console, problems, scope
+from harness.report import console, problems, scope_table
 from harness.report.formats import junit
 from harness.report.formats.format import RunReport
 from harness.report.results import RunResults, TestResult
@@ -289,11 +289,11 @@ class ReportTests(unittest.TestCase):
 
     def test_a_capability_all_of_whose_tests_failed_is_suggested(self):
         tests = [_result(f"m.A_ov.test_{index}", "FAIL", stage="check", reason="x", needs=[TRAINING])
-                 for index in range(scope.SUGGEST_FROM)]
-        lines = scope.lines(RunResults(run={}, tests=tests))
+                 for index in range(scope_table.SUGGEST_FROM)]
+        lines = scope_table.lines(RunResults(run={}, tests=tests))
         self.assertEqual(len(lines), 1)
-        self.assertRegex(lines[0], re.escape(f"every test needing training failed on ov ({scope.SUGGEST_FROM})"))
-        self.assertEqual(scope.lines(RunResults(run={}, tests=tests[:-1])), [])
+        self.assertRegex(lines[0], re.escape(f"every test needing training failed on ov ({scope_table.SUGGEST_FROM})"))
+        self.assertEqual(scope_table.lines(RunResults(run={}, tests=tests[:-1])), [])
 
 
 if __name__ == "__main__":

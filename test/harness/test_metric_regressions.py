@@ -7,7 +7,7 @@ from __future__ import annotations
 import unittest
 
 from harness.report import metric_changes
-from harness.report.baseline import compare
+from harness.report.baseline import difference_between
 from harness.report.results import RunResults, TestResult
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
@@ -27,7 +27,7 @@ def _metrics(frames=1, graphs=1, graph_breaks=0, recompiles=0, compile_s=0.5) ->
 class RuleTests(unittest.TestCase):
     def changes(self, old: dict, new: dict, outcome: str = "PASS", others: int = 0) -> list[str]:
         filler = [(f"other{index}", _metrics(), "PASS") for index in range(others)]
-        return [change.line() for change in metric_changes.compare(_run(("t", old, outcome), *filler),
+        return [change.line() for change in metric_changes.changes_between(_run(("t", old, outcome), *filler),
                                                                    _run(("t", new, outcome), *filler))]
 
     def test_any_change_in_frames_graph_breaks_or_recompiles(self):
@@ -51,13 +51,13 @@ class RuleTests(unittest.TestCase):
         # A machine three times slower: every test compiles three times longer, none regressed.
         old = [(f"t{index}", _metrics(compile_s=1.0), "PASS") for index in range(5)]
         new = [(f"t{index}", _metrics(compile_s=3.0), "PASS") for index in range(5)]
-        self.assertEqual(metric_changes.compare(_run(*old), _run(*new)), [])
+        self.assertEqual(metric_changes.changes_between(_run(*old), _run(*new)), [])
 
     def test_only_tests_that_passed_in_both_are_compared(self):
         self.assertEqual(self.changes(_metrics(), _metrics(frames=3), outcome="FAIL"), [])
 
     def test_the_difference_lists_regressions_and_improvements(self):
-        difference = compare(_run(("a", _metrics(), "PASS"), ("b", _metrics(recompiles=2), "PASS")),
+        difference = difference_between(_run(("a", _metrics(), "PASS"), ("b", _metrics(recompiles=2), "PASS")),
                              _run(("a", _metrics(graph_breaks=1), "PASS"), ("b", _metrics(), "PASS")))
         sections = dict(difference.sections())
         self.assertEqual(sections["metric regressions"], ["a: graph breaks 0 -> 1"])
@@ -149,9 +149,9 @@ class PerfRuleTests(unittest.TestCase):
         self.assertEqual(comparison.other_machine, "baseline: cpu A, device cpu; this run: cpu B, device cpu")
 
     def test_perf_regressions_count_as_metric_regressions_in_the_difference(self):
-        difference = compare(_perf_run("b", t=_perf(1.0)), _perf_run("b", t=_perf(0.5)))
+        difference = difference_between(_perf_run("b", t=_perf(1.0)), _perf_run("b", t=_perf(0.5)))
         self.assertEqual(len(difference.metric_regressions), 1)
         sections = dict(difference.sections())
         self.assertEqual(sections["perf regressions"], ["m.PerfTests_b.t: speed-up 1.00x -> 0.50x"])
         self.assertEqual(difference.to_json("base.json")["perf_changes"][0]["regression"], True)
-        self.assertNotIn("perf regressions", dict(compare(_run(), _run()).sections()))
+        self.assertNotIn("perf regressions", dict(difference_between(_run(), _run()).sections()))

@@ -135,7 +135,7 @@ class ValueDomainTests(unittest.TestCase):
 
     def test_only_pointwise_operands_beyond_the_data_and_one_sign_of_large_values_elsewhere(self):
         data, weight, index = torch.ones(6), torch.ones(6), torch.arange(6)
-        large, = [domain for domain in value_domains.CATALOGUE if domain.name == "large"]
+        large, = [domain for domain in value_domains.DOMAINS if domain.name == "large"]
         pointwise = value_domains.with_domain([data, weight, index], large, every_operand=True)
         other = value_domains.with_domain([data, weight, index], large, every_operand=False)
         self.assertTrue(bool((pointwise[1] != 1).all()) and bool((pointwise[0] < 0).any()))
@@ -175,7 +175,7 @@ class ValueDomainTests(unittest.TestCase):
                  Call("rsub", torch.rsub, pair, {}, every_operand=True)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.assertEqual(value_domains.batch_check(calls, "eager", domains=value_domains.CATALOGUE[:1]), [])
+            self.assertEqual(value_domains.batch_check(calls, "eager", domains=value_domains.DOMAINS[:1]), [])
 
     def test_an_op_whose_compile_fails_is_named_and_the_others_still_judged(self):
         def refuses_sub(gm, example_inputs):
@@ -185,7 +185,7 @@ class ValueDomainTests(unittest.TestCase):
 
         calls = [Call("sub", torch.sub, (torch.randn(4), torch.randn(4)), {}, every_operand=True),
                  Call("neg", torch.neg, (torch.randn(4),), {}, every_operand=True)]
-        found = value_domains.batch_check(calls, refuses_sub, domains=value_domains.CATALOGUE[:1])
+        found = value_domains.batch_check(calls, refuses_sub, domains=value_domains.DOMAINS[:1])
         self.assertEqual([(each.op, each.domain) for each in found], [("sub", "small")])
         self.assertRegex(found[0].what, r"^compiled call raised \w+: .*no kernel for sub")
 
@@ -193,9 +193,9 @@ class ValueDomainTests(unittest.TestCase):
         from test.dynamo.test_op_sweep import QUICK_TIER
 
         named = {*value_domains.OPERAND_CATEGORIES, *value_domains.SHAPE_CATEGORIES,
-                 *(category for domain in value_domains.CATALOGUE for category in domain.categories)}
+                 *(category for domain in value_domains.DOMAINS for category in domain.categories)}
         self.assertLessEqual(named, set(QUICK_TIER))
-        for domain in value_domains.CATALOGUE:  # how a difference is told to be one (clauses.py)
+        for domain in value_domains.DOMAINS:  # how a difference is told to be one (clauses.py)
             difference = Difference("sum", domain.name, "outputs differ")
             self.assertEqual(clauses.of_check(str(difference)), clauses.VALUE_DOMAINS, domain.name)
 
@@ -349,7 +349,7 @@ class PrivateHelpersTests(unittest.TestCase):
 
 
 def _domain(name: str) -> value_domains.Domain:
-    return next(domain for domain in value_domains.CATALOGUE if domain.name == name)
+    return next(domain for domain in value_domains.DOMAINS if domain.name == name)
 
 
 def _replacing(target, replacement):

@@ -16,7 +16,7 @@ from unittest import mock
 
 from harness import outcomes
 from harness.report import problems
-from harness.report.formats import html_report
+from harness.report.formats.format import BoardReport
 from harness.report.results import RunResults, TestResult, load
 from harness.report.scoreboard import board, render
 from harness.run import finish
@@ -82,7 +82,7 @@ class ToyOutcomeTests(unittest.TestCase):
         self.assertIn(f"  WOBBLE  [1] {MODEL}", console)
         self.assertIn("in spin (top.py)", console)  # a problem told apart by where it raised
         self.assertIn("new problems: 1", console)  # the baseline's: it passed there
-        self.assertIn(f"+ test_models.ModelTests.test_tiny_train on eager: WOBBLE", console)  # --accept's
+        self.assertIn("+ test_models.ModelTests.test_tiny_train on eager: WOBBLE", console)  # --accept's
         self.assertIn('status = "xfail"\nreason = "observed WOBBLE: it wobbled"',
                       (self.tmp / "expectations.toml").read_text())
         page = (reports / "report.html").read_text()
@@ -113,7 +113,7 @@ class ToyOutcomeTests(unittest.TestCase):
         self.assertEqual((shaky["WOBBLE"], shaky["PASS"], shaky["unexpected"]), (1, 1, 1))
         self.assertEqual(data["interop"]["only_one_fails"]["shaky"], ["test_models.ModelTests.test_tiny_train"])
         self.assertEqual(data["changes"]["shaky"]["newly_failing"], ["test_models.ModelTests.test_tiny_train"])
-        self.assertIn("| shaky |", render.summary(data))
+        self.assertIn("| shaky |", render.summary(BoardReport(data)))
 
     def test_the_worker_reports_a_skip_standing_for_it_as_data(self) -> None:
         stated = outcomes.Skipped(TOY.name, "wobbled before it began")

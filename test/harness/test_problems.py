@@ -7,7 +7,7 @@ import unittest
 from harness.report import console, problems
 from harness.report.formats import html_report, junit, markdown
 from harness.report.formats.format import RunReport
-from harness.report.baseline import compare
+from harness.report.baseline import difference_between
 from harness.report.results import RunResults
 from test.harness.test_reports import result
 
@@ -122,7 +122,7 @@ class GroupTests(unittest.TestCase):
     def test_baseline_names_new_and_fixed_problems(self):
         old = RunResults(run={}, tests=self.tests[:2] + self.tests[4:5])
         new = RunResults(run={}, tests=self.tests[:4])
-        difference = compare(old, new)
+        difference = difference_between(old, new)
         self.assertEqual([problem.signature for problem in difference.new_problems], ["RuntimeError: boom #"])
         self.assertEqual([problem.where for problem in difference.fixed_problems], ["compile (mine/compiler.py)"])
         self.assertIn("new problems: 1", difference.render("old.json"))

@@ -12,7 +12,7 @@ from unittest import mock
 from harness.report import console, writer
 from harness.report.formats import accuracy_csv, html_report, junit, markdown
 from harness.report.formats.format import BoardReport, Format, RunReport
-from harness.report.baseline import compare
+from harness.report.baseline import difference_between
 from harness.report.results import (
     SCHEMA_VERSION,
     ResultsError,
@@ -238,13 +238,13 @@ class BaselineCompareTests(unittest.TestCase):
     def test_volatile_parts_of_reasons_do_not_count_as_changes(self):
         old = RunResults(run={}, tests=[result("t.m.F_eager.test_a", "CRASH", reason="worker gw0 died: SIGSEGV in f (x.py:12) after 3.2 s at 0x7f00")])
         new = RunResults(run={}, tests=[result("t.m.F_eager.test_a", "CRASH", reason="worker gw3 died: SIGSEGV in f (x.py:14) after 1.0 s at 0x7f99")])
-        difference = compare(old, new)
+        difference = difference_between(old, new)
         self.assertEqual((difference.new_failures, difference.changed, difference.new_passes), ([], [], []))
 
     def test_new_and_missing_tests(self):
         old = RunResults(run={}, tests=[result("t.m.F_eager.test_gone", "PASS")])
         new = RunResults(run={}, tests=[result("t.m.F_eager.test_new", "PASS"), result("t.m.F_eager.test_bad", "FAIL")])
-        difference = compare(old, new)
+        difference = difference_between(old, new)
         self.assertEqual([t.id for t in difference.added], ["t.m.F_eager.test_new"])
         self.assertEqual([t.id for t in difference.removed], ["t.m.F_eager.test_gone"])
         self.assertEqual([new.id for _, new in difference.new_failures], ["t.m.F_eager.test_bad"])

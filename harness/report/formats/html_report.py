@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report import coverage, eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share_table, perf_table, problems, scope_table
 from harness.report.console import repro_command, verdict
 from harness import outcomes
 from harness.report.formats import pages
@@ -31,7 +31,7 @@ def _cell_title(test: TestResult) -> str:
     if test.metrics:
         parts.append(metrics_text(test.metrics))
     if test.eager_share:
-        parts.append(eager_share.text(test))
+        parts.append(eager_share_table.text(test))
     if test.perf:
         parts.append(f"speed-up {perf_table.PerfCell(test).speedup}")
     if test.reason:
@@ -216,9 +216,9 @@ def render(report: RunReport) -> str:
         repro_files=report.repro_files,
         outcomes=results.outcomes_shown(),
         outcome_colours={name: outcomes.named(name).html for name in outcomes.reported()},
-        scope_lines=scope.lines(results),
-        scope_rows=scope.rows(results),
-        scope_headings=scope.HEADINGS,
+        scope_lines=scope_table.lines(results),
+        scope_rows=scope_table.rows(results),
+        scope_headings=scope_table.HEADINGS,
         backends=results.columns(),
         families=_families(results),
         noteworthy=noteworthy,
@@ -226,8 +226,8 @@ def render(report: RunReport) -> str:
         backend_label=lambda name: "backend-independent" if name == BACKEND_INDEPENDENT else name,
         cell_title=_cell_title,
         metrics_text=metrics_text,
-        eager_shares=eager_share.by_column(results),
-        eager_share_text=eager_share.text,
+        eager_shares=eager_share_table.by_column(results),
+        eager_share_text=eager_share_table.text,
         repro=lambda test: repro_command(test, expectations, results.run),
         perf_chart=_perf_chart(results),
         perf_rows=perf_table.rows(results),

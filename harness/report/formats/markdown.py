@@ -8,7 +8,7 @@ so a test's message cannot break the table or inject markup.
 from __future__ import annotations
 
 import re
-from harness.report import coverage, eager_share, perf_table, problems, scope
+from harness.report import coverage, eager_share_table, perf_table, problems, scope_table
 from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
 from harness.report.formats.format import RunReport
 from harness.report.results import BACKEND_INDEPENDENT, RunResults
@@ -40,19 +40,19 @@ def _table(results: RunResults) -> list[str]:
         counts = [sum(test.outcome == outcome for test in tests) for outcome in outcomes]
         cells = [str(count) if count else "·" for count in counts]
         lines.append(f"| {_cell(label)} | " + " | ".join(cells) + f" | {sum(t.duration_s for t in tests):.0f} s | "
-                     f"{eager_share.median_text(tests, '·')} |")
+                     f"{eager_share_table.median_text(tests, '·')} |")
     return lines
 
 
 def _scope_section(results: RunResults) -> list[str]:
     """The declared scope, then per backend what its tests needed and how they ended."""
-    lines = [f"- {_cell(line, 600)}" for line in scope.lines(results)]
-    table = scope.rows(results)
+    lines = [f"- {_cell(line, 600)}" for line in scope_table.lines(results)]
+    table = scope_table.rows(results)
     if not table:
         return lines
     lines += ["", "<details><summary>What the tests needed of each backend (docs/scope.md)</summary>", "",
-              "| backend | " + " | ".join(scope.HEADINGS) + " |",
-              "| --- | --- | " + " | ".join("---:" for _ in scope.HEADINGS[1:]) + " |"]
+              "| backend | " + " | ".join(scope_table.HEADINGS) + " |",
+              "| --- | --- | " + " | ".join("---:" for _ in scope_table.HEADINGS[1:]) + " |"]
     for column, rows in table.items():
         lines += [f"| {_cell(column)} | " + " | ".join(map(_cell, row)) + " |" for row in rows]
     return lines + ["", "</details>", ""]
@@ -90,7 +90,7 @@ def render(report: RunReport) -> str:
                 if run.get("compile_options", "default") != "default" else ""), ""]
     lines += _scope_section(results)
     lines += _table(results)
-    sweep = stage_lines(results) + op_sweep_lines(results) + eager_share.lines(results) + \
+    sweep = stage_lines(results) + op_sweep_lines(results) + eager_share_table.lines(results) + \
         list(filter(None, [coverage.line(results)]))
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
