@@ -62,7 +62,7 @@ def main() -> int:
                        for name in ROOM_FOLDERS.get(room, ())]
             below = ", ".join(f"{target} ({count})" for target, count in
                               sorted(edges[room].items(), key=lambda item: ROOMS.index(item[0]), reverse=True))
-            print(f"{room:<17} {', '.join(counts):<36} imports: {below or '-'}")
+            print(f"{room:<17} {', '.join(counts):<37} imports: {below or '-'}")
     print(f"arrows back up: {', '.join(upward) or 'none'}; circles: "
           f"{'; '.join(' <-> '.join(circle) for circle in found_circles) or 'none'}; "
           f"rooms past {MOST_MODULES} modules: {', '.join(too_full) or 'none'}")
