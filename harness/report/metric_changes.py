@@ -38,7 +38,10 @@ measurements behind these rules:
   whose median can sit off a quiet run's by more than its own interval says, so the gap
   grows by each noisy figure's relative width (how far its interval reaches from its
   median). Wide intervals hide small changes, never invent them; a noisy figure in which no
-  change was found is listed as too noisy to judge, since a change may hide in it.
+  change was found is listed as too noisy to judge, since a change may hide in it. The
+  compiled call must also have moved by ``SPEED_MIN_MS`` or more (after eager's own move):
+  on a sub-millisecond graph, per-call overhead (guards, dispatch) moves that much between
+  two quiet-looking runs on a shared machine, like memory's ``MEMORY_MIN_BYTES``.
 * eager is the control: it runs the same code in both runs. When a test's eager time moved
   more than ``EAGER_DRIFT`` beside the runs' overall eager ratio (a slower or busier machine
   moves every test alike), that test's machine was disturbed and its speed-up is not
@@ -117,6 +120,7 @@ def changes_between(old: RunResults, new: RunResults) -> list[MetricChange]:
 # -- the perf tier's figures ------------------------------------------------------------
 
 SPEED_GAP = 0.15
+SPEED_MIN_MS = 0.1  # the compiled call moved by at least this much per call
 EAGER_DRIFT = 1.5  # eager's own time moved more than this factor beside the runs' overall ratio
 EAGER_RATIO_MIN_PAIRS = 3  # fewer pairs: assume like machines (overall ratio 1)
 MEMORY_TOLERANCE = 0.05
@@ -192,11 +196,21 @@ def _disturbance(figures: dict) -> float:
     return max(figures["speedup"] - figures["low"], figures["high"] - figures["speedup"]) / figures["speedup"]
 
 
+def _per_call_move_ms(was: dict, now: dict) -> float:
+    """How far this run's compiled call sits from where the baseline's speed-up puts it,
+    in ms at this run's eager time; infinite when the figures hold no times."""
+    if not now.get("eager_ms") or not was["speedup"] or not now["speedup"]:
+        return float("inf")
+    return abs(now["eager_ms"] / now["speedup"] - now["eager_ms"] / was["speedup"])
+
+
 def _speed_change(old: TestResult, new: TestResult) -> PerfChange | None:
     was, now = old.perf, new.perf
     keep = 1 - SPEED_GAP - _disturbance(was) - _disturbance(now)  # <= 0: nothing can be told apart
     slower = now["high"] < keep * was["low"]
     faster = was["high"] < keep * now["low"]
+    if (slower or faster) and _per_call_move_ms(was, now) < SPEED_MIN_MS:
+        return None
     return PerfChange(new.id, SPEEDUP, was["speedup"], now["speedup"], old.id) if slower or faster else None
 
 

@@ -112,6 +112,19 @@ class PerfRuleTests(unittest.TestCase):
         self.assertEqual(self.lines(noisy, _perf(0.10, spread=0.1)),  # a backend 2 ms slower per call
                          ["regression m.PerfTests_b.t: speed-up 0.27x -> 0.10x"])
 
+    def test_a_compiled_call_that_moved_under_a_tenth_of_a_millisecond_is_no_change(self):
+        # Measured in CI (2026-12-03): aot_eager's input mutation, eager 0.17 ms, 0.56x
+        # [0.54-0.57] in the baseline and 0.44x in the next run, both narrow: 0.08 ms per call.
+        def figures(speedup, eager_ms):
+            return {**_perf(speedup), "eager_ms": eager_ms}
+
+        self.assertEqual(self.lines(figures(0.56, 0.17), figures(0.44, 0.17)), [])
+        # A backend 0.2 ms slower per call on the same graph (0.34x) is a regression.
+        self.assertEqual(self.lines(figures(0.56, 0.17), figures(0.34, 0.17)),
+                         ["regression m.PerfTests_b.t: speed-up 0.56x -> 0.34x"])
+        # Figures without times (an older results.json) are judged by their intervals alone.
+        self.assertEqual(self.lines(_perf(0.56), _perf(0.44)), ["regression m.PerfTests_b.t: speed-up 0.56x -> 0.44x"])
+
     def test_a_test_whose_eager_time_moved_on_its_own_is_not_compared(self):
         # Measured in CI (2026-11-28): the same input mutation's eager call took 2.82 ms beside
         # the self-tests' start (0.32-0.79 ms in five other runs): 1.55x, against 0.52x later.
