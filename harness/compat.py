@@ -576,3 +576,17 @@ def import_torchvision():
             _torchvision_library.define(schema)
         import torchvision
     return torchvision
+
+
+def out_of_tree_device_count(device_type: str) -> int | None:
+    """How many devices of ``device_type`` its package sees here, for a device whose package
+    registers no ``torch.<type>`` runtime module (so ``torch.get_device_module`` refuses it);
+    None for any other type. torch_xla 2.9 is one: it registers the ``xla`` device, not the
+    module (``PJRT_DEVICE=CPU`` gives one XLA device on the CPU)."""
+    if device_type != "xla":
+        return None
+    try:
+        import torch_xla.runtime as xla_runtime
+    except ImportError:
+        return None
+    return int(xla_runtime.global_runtime_device_count())

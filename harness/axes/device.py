@@ -42,6 +42,12 @@ def selected():
 def _checked(name: str):
     import torch
 
+    from harness import compat
+    from harness.axes import backends
+
+    if name != CPU:  # whoever asks first (a worker imports test modules first), the device's package is imported
+        backends.import_plugins()
+
     where = f"{DEVICE_ENV}={name!r}"
     try:
         device = torch.device(name)
@@ -52,14 +58,19 @@ def _checked(name: str):
         return device
     try:
         module = torch.get_device_module(device.type)
+        count = module.device_count() if module.is_available() else 0
+        why = f"torch.{device.type}.is_available() is False"
     except (RuntimeError, AttributeError):
-        raise DeviceError(f"{where}: torch has no runtime module for '{device.type}' (torch.{device.type}), so "
-                          "scenarios cannot run there; use a real device such as cpu or cuda") from None
-    if not module.is_available():
+        why = f"its package sees no {device.type} device"
+        count = compat.out_of_tree_device_count(device.type)
+        if count is None:
+            raise DeviceError(f"{where}: torch has no runtime module for '{device.type}' (torch.{device.type}), so "
+                              "scenarios cannot run there; use a real device such as cpu or cuda") from None
+    if not count:
         raise DeviceError(f"{where}: torch {torch.__version__} has no usable {device.type} device here "
-                          f"(torch.{device.type}.is_available() is False); run where there is one, or use --device cpu")
-    if device.index is not None and device.index >= module.device_count():
-        raise DeviceError(f"{where}: only {module.device_count()} {device.type} device(s) here (indices from 0)")
+                          f"({why}); run where there is one, or use --device cpu")
+    if device.index is not None and device.index >= count:
+        raise DeviceError(f"{where}: only {count} {device.type} device(s) here (indices from 0)")
     return device
 
 
