@@ -590,3 +590,19 @@ def out_of_tree_device_count(device_type: str) -> int | None:
     except ImportError:
         return None
     return int(xla_runtime.global_runtime_device_count())
+
+
+def out_of_tree_synchronize(device_type: str) -> Callable[[], None] | None:
+    """What waits for the work queued on a device whose package registers no ``torch.<type>``
+    module; None for any other type. torch_xla's tensors are lazy: a step only runs when it
+    is synced, so a timing without this measures the tracing alone."""
+    if device_type != "xla":
+        return None
+    import torch_xla
+    import torch_xla.core.xla_model as xla_model
+
+    def sync() -> None:
+        torch_xla.sync()
+        xla_model.wait_device_ops()
+
+    return sync

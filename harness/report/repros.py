@@ -22,6 +22,11 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +127,39 @@ def write(results: RunResults, problems: list[Problem], report_dir: Path, captur
     return written
 
 
+@dataclass
+class Checked:
+    """A repro file as run when a report was written: how it ended and what it printed."""
+
+    path: str
+    text: str
+    standalone: bool  # its graphs are in it: torch and the backend are all it needs
+    exit_code: int | None  # None: still running at the time limit
+    output: str
+    seconds: float
+
+    @property
+    def shows(self) -> bool:
+        """The problem showed: the repro's exit code for it (main() below)."""
+        return self.exit_code == 1
+
+
+def check(path: Path, time_limit: float) -> Checked:
+    """Run the repro at ``path`` here (this interpreter, this environment, where the backend
+    is installed) and keep what it printed."""
+    text = path.read_text(encoding="utf-8")
+    standalone = not re.search(r"^GRAPHS = \[\]$", text, re.MULTILINE)  # else it runs the suite's scenario
+    started = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True,
+                              timeout=time_limit)
+        code, output = done.returncode, done.stdout + (done.stderr if done.returncode not in (0, 1) else "")
+    except subprocess.TimeoutExpired as error:
+        printed = error.stdout or ""  # bytes, whatever text= said
+        code, output = None, printed.decode(errors="replace") if isinstance(printed, bytes) else printed
+    return Checked(str(path), text, standalone, code, output.strip(), round(time.monotonic() - started, 1))
+
+
 _TEMPLATE = r'''
 from __future__ import annotations
 
@@ -132,6 +170,7 @@ import importlib.util
 import math
 import operator
 import os
+import re
 import subprocess
 import sys
 import types
@@ -179,8 +218,21 @@ def differences(name, expected, actual):
         torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True)
     except AssertionError as error:
         detail = " ".join(line.strip() for line in str(error).splitlines()[1:3])
-        return [f"{name}: values differ from eager ({detail})"]
+        return [f"{name}: values differ from eager ({detail}){first_difference(expected, actual)}"]
     return []
+
+
+def first_difference(expected, actual):
+    """Where the compiled value first differs from eager's, and both values there."""
+    try:
+        want, got = expected.detach().cpu(), actual.detach().cpu()
+        apart = (~torch.isclose(got, want, equal_nan=True)).nonzero()
+        if not len(apart):
+            return ""
+        index = tuple(apart[0].tolist())
+        return f"; first at index {index}: compiled {got[index].item()!r}, eager {want[index].item()!r}"
+    except Exception:  # a dtype isclose does not take: the summary above says enough
+        return ""
 
 
 def replay(graph, backend):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.report.formats import accuracy_csv, html_report, junit, markdown
-from harness.report.formats.format import BoardReport, Format, RunReport
+from harness.report.formats import accuracy_csv, html_report, junit, markdown, upstream
+from harness.report.formats.format import BoardReport, Format, RunReport, UpstreamReport
 from harness.report.results import write_atomic
 from harness.report.scoreboard import render as scoreboard
 
@@ -20,6 +20,7 @@ FORMATS: tuple[Format, ...] = (
     Format("summary.md", markdown.render),
     Format("summary.md", scoreboard.summary, of=(BoardReport,)),
     Format("accuracy/", accuracy_csv.render, wanted=lambda report: report.accuracy),  # --accuracy-csv
+    Format("upstream/", upstream.render, of=(UpstreamReport,)),  # --upstream-reports
     # Last, because tools (and --baseline next time) treat it as the run's record.
     Format("results.json", lambda report: report.results.dumps()),
     Format("scoreboard.json", scoreboard.record, of=(BoardReport,)),

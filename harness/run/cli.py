@@ -60,6 +60,8 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         return finish.scoreboard(plan, out)
     if args.merge:
         return finish.merge(plan, out)
+    if args.upstream_reports:
+        return finish.upstream_reports(plan, out)
     # Installed in this process too (the tier, the device... are read through it), and put
     # back afterwards: a test may call main() in-process.
     with settings.using(plan.settings):

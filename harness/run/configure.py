@@ -51,6 +51,8 @@ def plan(args: argparse.Namespace) -> Plan:
     shard = _parse_shard(args.shard) if args.shard else None
     if args.fail_on in ("regressions", "metrics") and not args.baseline:
         raise UsageError(f"--fail-on {args.fail_on} needs --baseline FILE to tell what is new")
+    if args.upstream_reports:  # written into each run's directory
+        return Plan(args, jobs, shard, None, None)
     report_dir = options.from_project(args, "report_dir", options.prepare_report_dir) if not args.list else None
     if args.scoreboard:  # its --baseline is an earlier scoreboard.json, read where it is built
         return Plan(args, jobs, shard, report_dir, None)

@@ -1,6 +1,6 @@
 """The end of a run: its record (results.json's ``run``), the reports, the console's
 summary, the comparison with --baseline, --accept, and the exit code; --merge, which runs
-nothing and ends the same way.
+nothing and ends the same way; --scoreboard and --upstream-reports, which read finished runs.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from harness.axes import registry
 from harness.project import layout, run_settings
 from harness.run import configure
 from harness.run.configure import Plan
+from harness.run import options
 from harness.run.options import UsageError
 from harness.testcase import default_tier, perf, tiers
 
@@ -111,10 +112,34 @@ def scoreboard(plan: Plan, out: TextIO) -> int:
     except (ResultsError, board.ScoreboardError) as error:
         raise UsageError(str(error))
     built = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    data = board.to_json(rows, built, previous)
+    data = board.to_json(rows, built, previous, report_dir)
     written = writer.write(BoardReport(data, board.families(rows, report_dir)), report_dir)
     print("\n".join(render.console_lines(data)), file=out)
     print("scoreboard: " + ", ".join(str(path) for path in written), file=out)
+    return 0
+
+
+def upstream_reports(plan: Plan, out: TextIO) -> int:
+    """--upstream-reports: each run's repros run here, then its issues written beside them."""
+    from harness.report import problems, repros, writer
+    from harness.report.formats import upstream
+    from harness.report.formats.format import UpstreamReport
+
+    limit = plan.args.timeout or options.UPSTREAM_REPRO_TIMEOUT_S
+    for source in plan.args.upstream_reports:
+        directory = Path(source) if Path(source).is_dir() else Path(source).parent
+        results = configure.load_results(str(directory))
+        found = [problem for problem in problems.group(results.tests) if upstream.filed(problem)]
+        checked = {}
+        for problem in found:
+            path = directory / "repros" / f"{problem.id}.py"
+            if path.exists():
+                checked[problem.id] = repros.check(path, limit)
+                print(f"{problem.id}: {upstream.status(checked[problem.id])}", file=out, flush=True)
+        writer.write(UpstreamReport(results, checked), directory)
+        ready = sum(each.shows for each in checked.values())
+        print(f"{directory}: {len(found)} issues, {ready} of them shown by their repro here; "
+              f"{directory / 'upstream' / upstream.INDEX}", file=out)
     return 0
 
 

@@ -17,6 +17,7 @@ from harness.project import config, layout, run_settings
 
 DEFAULT_REPORT_DIR = "reports"
 FAIL_ON = ("unexpected", "regressions", "metrics")
+UPSTREAM_REPRO_TIMEOUT_S = 300
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -115,6 +116,12 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                           "files, from any machine or torch; a dir with install-failed.json is a backend that did "
                           "not install) as index.html, summary.md and scoreboard.json in --report-dir; with "
                           "--baseline, an earlier scoreboard.json to say what changed per backend (docs/scoreboard.md)")
+    out.add_argument("--upstream-reports", nargs="+", metavar="RUN",
+                     help="run nothing else: for each problem of each RUN (a report dir), run its repro here, where "
+                          "the backend is installed, and write RUN/upstream/<problem>.md, an issue for the backend's "
+                          "tracker (title, versions, the repro inline, eager's and the backend's results, the clause), "
+                          "and RUN/upstream/README.md, the list (docs/upstream.md); --timeout bounds each repro "
+                          f"(default {UPSTREAM_REPRO_TIMEOUT_S} s)")
     out.add_argument("--merge", nargs="+", metavar="RESULTS",
                      help="run nothing: combine shard results (results.json files or report dirs) "
                           "into --report-dir")

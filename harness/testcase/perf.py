@@ -62,9 +62,13 @@ def fix_threads(test: Any) -> int:
 def _sync(where) -> Callable[[], None]:
     import torch
 
+    from harness import compat
+
     module = getattr(torch, where.type, None)
-    if where.type == "cpu" or module is None or not hasattr(module, "synchronize"):
+    if where.type == "cpu":
         return lambda: None
+    if module is None or not hasattr(module, "synchronize"):
+        return compat.out_of_tree_synchronize(where.type) or (lambda: None)
     return module.synchronize
 
 

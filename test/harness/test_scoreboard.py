@@ -191,6 +191,28 @@ class ScoreboardTests(unittest.TestCase):
         self.assertEqual(row["speedup"], 2.0)  # the geometric mean of 2, 0.5 and 8
         self.assertIn("2.00x", (self.out / "index.html").read_text())
 
+    def test_a_perf_tier_run_beside_the_default_tier_fills_its_row(self):
+        # Each real backend runs the default tier and the perf tier separately: one row.
+        perf_dir = self.tmp / "aot_eager-perf"
+        perf_dir.mkdir()
+        perf = _run("aot_eager", 2, scenarios={"test_perf.PerfTests.test_graph_mlp_train": ("PASS",) * 3,
+                                               "test_perf.PerfTests.test_graph_attention": ("PASS",) * 3})
+        perf.tests[0].perf, perf.tests[1].perf = {"speedup": 0.5}, {"speedup": 0.8}
+        write_atomic(perf_dir / "results.json", perf.dumps())
+        self.runs.append(str(perf_dir))
+        data = self.build()
+        row = data["backends"][2]
+        self.assertEqual([backend["label"] for backend in data["backends"]], list(BACKENDS))
+        self.assertEqual((row["sources"], row["counts"]["tests"]), ([self.runs[2], str(perf_dir)], 8))
+        self.assertEqual(row["speedup"], 0.632)
+        self.assertIn("<td>0.63x (slower than eager)</td>", (self.out / "index.html").read_text())
+        # A second run of tests the row already has stays a row of its own.
+        again = self.tmp / "aot_eager-again"
+        again.mkdir()
+        write_atomic(again / "results.json", _run("aot_eager", 2).dumps())
+        self.runs.append(str(again))
+        self.assertEqual(self.build()["backends"][-1]["label"], "aot_eager #2")
+
     def test_console_lines(self):
         rows = board.read(self.runs)
         lines = render.console_lines(board.to_json(rows, "now"))

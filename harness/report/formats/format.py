@@ -1,6 +1,7 @@
 """What a report format is, so every one is declared the same way (``harness.report.writer``
 lists them): ``Format``, a file and how it is rendered, and the reports it renders, a run's
-(``RunReport``) or a scoreboard's (``BoardReport``). Every format's render takes one report
+(``RunReport``), a scoreboard's (``BoardReport``) or a run's problems as issues for the
+backends' trackers (``UpstreamReport``). Every format's render takes one report
 and returns the file's text."""
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ class BoardReport:
 
     data: dict[str, Any]
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class UpstreamReport:
+    """A run's problems as issues for the backends' trackers (``--upstream-reports``): its
+    results, and each problem's repro as run when the reports were written (problem id ->
+    ``harness.report.repros.Checked``)."""
+
+    results: RunResults
+    checked: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

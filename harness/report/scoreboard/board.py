@@ -34,6 +34,7 @@ from harness.report.results import RunResults, TestResult, load
 SCHEMA = "dynamo-aot-suite/scoreboard"
 SCHEMA_VERSION = 1
 INSTALL_FAILED = "install-failed.json"  # {"backend": ..., "package": ..., "reason": ...}
+UPSTREAM, LISTING = "upstream", "issues.json"  # --upstream-reports' folder in a run, and its list as data
 
 
 class ScoreboardError(ValueError):
@@ -61,11 +62,31 @@ class Row:
 
     label: str  # unique on the board
     column: str
-    source: str  # the run's directory
+    sources: list[str]  # the runs' directories: one, or a tier in each (the default tier, the perf tier)
     run: dict[str, Any]
     package: str = ""  # "openvino 2026.4.1"
     tests: list[TestResult] = field(default_factory=list)
     install_failed: str = ""  # why it did not run: its package did not install, its backend did not load...
+
+    def joins(self, other: "Row") -> bool:
+        """Whether ``other`` is more of this row: the same backend on the same torch, other tests
+        (its perf tier run beside its default tier)."""
+        return (not self.install_failed and not other.install_failed and self.column == other.column
+                and self.run.get("torch") == other.run.get("torch") and not set(self.outcomes) & set(other.outcomes))
+
+    def found_file(self, name: str) -> Path | None:
+        """``name`` (``repros/<id>.py``) in the first of the row's runs that has it."""
+        return next((Path(source) / name for source in self.sources if (Path(source) / name).exists()), None)
+
+    def issues(self) -> list[dict[str, Any]]:
+        """The issues ``--upstream-reports`` wrote for the row's runs (harness.report.formats.upstream)."""
+        found = []
+        for source in self.sources:
+            try:
+                found += json.loads((Path(source) / UPSTREAM / LISTING).read_text())
+            except (OSError, ValueError):
+                pass
+        return found
 
     @property
     def outcomes(self) -> dict[str, str]:
@@ -104,7 +125,7 @@ def read(sources: list[str]) -> list[Row]:
             except (OSError, json.JSONDecodeError) as error:
                 raise ScoreboardError(f"{marker}: unreadable ({error})") from None
             name = _name_of(str(failed.get("backend") or path.name))
-            rows.append(Row(name, name, str(path), {}, str(failed.get("package", "")),
+            rows.append(Row(name, name, [str(path)], {}, str(failed.get("package", "")),
                             install_failed=str(failed.get("reason", "it did not install"))))
             continue
         results: RunResults = load(path)  # a ResultsError (schema, JSON) is its one line
@@ -112,8 +133,15 @@ def read(sources: list[str]) -> list[Row]:
         directory = str(path if path.is_dir() else path.parent)
         for column in results.columns():
             tests = [test for test in results.tests if test.column == column]
-            if tests and tests[0].backend != "-":
-                rows.append(Row(column, column, directory, results.run, packages.get(tests[0].backend, ""), tests))
+            if not tests or tests[0].backend == "-":
+                continue
+            row = Row(column, column, [directory], results.run, packages.get(tests[0].backend, ""), tests)
+            same = next((kept for kept in rows if kept.joins(row)), None)
+            if same is None:
+                rows.append(row)
+            else:
+                same.tests += tests
+                same.sources.append(directory)
     torches: dict[str, set[str]] = {}
     for row in rows:  # the same backend from two runs: told apart by its torch, else by number
         torches.setdefault(row.label, set()).add(str(row.run.get("torch", "")))
@@ -130,7 +158,7 @@ def read(sources: list[str]) -> list[Row]:
         raise ScoreboardError("no run with results among " + ", ".join(sources))
     common = set.intersection(*(set(row.outcomes) for row in ran))
     if len(ran) > 1 and not common:
-        raise ScoreboardError("the runs share no test: " + ", ".join(f"{row.label} ({row.source})" for row in ran)
+        raise ScoreboardError("the runs share no test: " + ", ".join(f"{row.label} ({', '.join(row.sources)})" for row in ran)
                               + "; run the same tier and selection for each")
     return rows
 
@@ -202,7 +230,8 @@ def interop(rows: list[Row]) -> Interop:
 class FamilyCell:
     passed: int
     judged: int
-    problems: list[tuple[str, str | None]]  # (problem id, its repro file relative to the board, if one was written)
+    # (problem id, its repro file and its issue for the tracker relative to the board, where the runs wrote them)
+    problems: list[tuple[str, str | None, str | None]]
 
 
 def families(rows: list[Row], out_dir: Path) -> dict[str, dict[str, FamilyCell]]:
@@ -215,8 +244,8 @@ def families(rows: list[Row], out_dir: Path) -> dict[str, dict[str, FamilyCell]]
         for family, tests in by_family.items():
             found = []
             for problem in problems.group(tests):
-                repro = Path(row.source) / "repros" / f"{problem.id}.py"
-                found.append((problem.id, os.path.relpath(repro, out_dir) if repro.exists() else None))
+                repro, issue = row.found_file(f"repros/{problem.id}.py"), row.found_file(f"{UPSTREAM}/{problem.id}.md")
+                found.append((problem.id, *(os.path.relpath(path, out_dir) if path else None for path in (repro, issue))))
             judged = [test for test in tests if _judged(test.outcome)]
             table.setdefault(family, {})[row.label] = FamilyCell(sum(_passes(test.outcome) for test in judged),
                                                                  len(judged), found)
@@ -253,16 +282,29 @@ def read_previous(path: str) -> dict[str, Any]:
     return data
 
 
-def to_json(rows: list[Row], built: str, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+def _issues(row: Row, out_dir: Path | None) -> dict[str, Any] | None:
+    """How many issues ``--upstream-reports`` wrote for the row, how many its repros showed
+    (ready to file), and where their list is, relative to the board."""
+    issues = row.issues()
+    if not issues:
+        return None
+    listing = row.found_file(f"{UPSTREAM}/README.md")
+    return {"written": len(issues), "ready": sum(bool(issue.get("shows")) for issue in issues),
+            "index": os.path.relpath(listing, out_dir) if listing and out_dir else None}
+
+
+def to_json(rows: list[Row], built: str, previous: dict[str, Any] | None = None,
+            out_dir: Path | None = None) -> dict[str, Any]:
     shared = interop(rows)
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "built": built,
-        "backends": [{"label": row.label, "column": row.column, "source": row.source, "versions": row.versions(),
+        "backends": [{"label": row.label, "column": row.column, "sources": row.sources, "versions": row.versions(),
                       "install_failed": row.install_failed or None,
                       **({} if row.install_failed else
                          {"counts": row.counts(), "eager_share": row.eager_share(), "speedup": row.speedup(),
+                          "issues": _issues(row, out_dir),
                           "duration_s": round(sum(test.duration_s for test in row.tests), 1)})}
                      for row in rows],
         "clauses": {name: {label: list(cell) for label, cell in cells.items()}

@@ -44,7 +44,15 @@ def _share(backend: dict[str, Any]) -> str:
 
 
 def _speedup(backend: dict[str, Any]) -> str:
-    return "–" if backend["speedup"] is None else f"{backend['speedup']:.2f}x"
+    """The perf tier's geometric mean; said in words where compiled code runs slower than eager."""
+    if backend["speedup"] is None:
+        return "–"
+    return f"{backend['speedup']:.2f}x" + (" (slower than eager)" if backend["speedup"] < 1 else "")
+
+
+def _ready(backend: dict[str, Any]) -> str:
+    issues = backend.get("issues")
+    return f"{issues['ready']} of {issues['written']}" if issues else "–"
 
 
 def _family_rate(cell: FamilyCell) -> float | None:
@@ -80,7 +88,8 @@ def console_lines(data: dict[str, Any]) -> list[str]:
         counts, versions = backend["counts"], backend["versions"]
         lines.append(f"{backend['label']} ({versions['package'] or 'no package'}, torch {versions['torch']}): "
                      f"{counts['tests']} tests, {counts['PASS']} passed, {counts['unexpected']} unexpected in "
-                     f"{counts['problems']} problems" + (f", {counts['REFUSED']} refused" if counts["REFUSED"] else ""))
+                     f"{counts['problems']} problems" + (f", {counts['REFUSED']} refused" if counts["REFUSED"] else "")
+                     + (f", speed-up {_speedup(backend)}" if backend["speedup"] is not None else ""))
     shared = data["interop"]
     lines.append(f"{shared['common']} tests ran on every backend: {shared['all_pass']} pass on all, "
                  f"{len(shared['all_fail'])} fail on all (likely torch, or the suite), "
@@ -96,18 +105,18 @@ def summary(report: BoardReport) -> str:
     data = report.data
     labels = _labels(data)
     lines = [f"## dynamo-aot-suite scoreboard ({escaped(data['built'])})", "",
-             "| backend | torch | package | tests | passed | refused | unexpected | problems |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| backend | torch | package | tests | passed | refused | unexpected | problems | speed-up | issues ready |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for backend in data["backends"]:
         versions = backend["versions"]
         if backend["install_failed"]:
             lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
-                         f"not run: {escaped(backend['install_failed'][:200])} | | | | |")
+                         f"not run: {escaped(backend['install_failed'][:200])} | | | | | | |")
             continue
         counts = backend["counts"]
         lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
                      f"{counts['tests']} | {counts['PASS']} | {counts['REFUSED']} | {counts['unexpected']} | "
-                     f"{counts['problems']} |")
+                     f"{counts['problems']} | {_speedup(backend)} | {_ready(backend)} |")
     lines += ["", "| clause | " + " | ".join(map(escaped, labels)) + " |", "| --- |" + " ---: |" * len(labels)]
     for clause, cells in data["clauses"].items():
         lines.append(f"| {escaped(clause)} | " + " | ".join(_percent(_rate(cells.get(label))) for label in labels) + " |")

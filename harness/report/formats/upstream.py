@@ -1,0 +1,184 @@
+"""Issues a backend's maintainers can act on without the suite (``--upstream-reports RUN``):
+``RUN/upstream/<problem id>.md`` per problem of the run, ready to paste into the tracker of the
+package that provides the backend, and ``RUN/upstream/README.md``, the list (``issues.json`` the same as data, which the
+scoreboard reads).
+
+Each issue has a title naming the behaviour (what went wrong, at which stage, in which
+scenario), the versions (torch, the backend's package, Python, platform, device), the
+standalone repro inline, what it printed when the report was written (eager's values and the
+backend's where they differ), the contract clause, and how many of the suite's tests show it.
+
+A report is only as good as its repro, so every repro is run first, here, where the backend is
+installed (harness.report.repros.check). The list says which showed the problem: only those are
+ready to file. A repro that needs the suite (the problem shows in a scenario, not in one graph:
+guards, recompiles, global state, crashes) says so in its issue.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from harness import outcomes
+from harness.measure.stages import AOT_AUTOGRAD, BACKEND_COMPILE, BACKEND_RUN, CAPTURE, CHECK
+from harness.report import console, problems
+from harness.report.formats.format import UpstreamReport
+from harness.report.results import TestResult
+
+INDEX = "README.md"
+LISTING = "issues.json"  # the same list as data, for the scoreboard: id, title, tracker, tests, shows
+LISTED_TESTS = 10  # test ids an issue lists; the rest are counted
+OUTPUT_LINES = 60  # of what the repro printed
+BACKEND_FREE = "-"  # the column of tests without a backend (torch's own transforms)
+# What a failure at each stage does, as a title says it.
+_STAGE = {
+    CAPTURE: "Dynamo's capture fails",
+    AOT_AUTOGRAD: "AOTAutograd fails",
+    BACKEND_COMPILE: "compiling fails",
+    BACKEND_RUN: "the compiled code fails",
+    CHECK: "the answer differs from eager",
+}
+_HOW = {"CRASH": "the process crashes", "TIMEOUT": "never returns"}
+
+
+def filed(problem: problems.Problem) -> bool:
+    """Problems a tracker gets: wrong answers, errors, crashes and hangs; an unexpected pass is
+    news for the suite's expectations, not for the backend."""
+    return outcomes.named(problem.outcome).name != "XPASS"
+
+
+def _words(name: str) -> str:
+    return re.sub(r"_(\d+)(?=_|$)", r" \1", name.removeprefix("test_")).replace("_", " ").strip()
+
+
+def scenario_words(test: TestResult) -> str:
+    """``state changes: instance shadows class``."""
+    family, method = test.scenario.split(".")[-2:]
+    family = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", family.removesuffix("Tests")).lower()
+    return f"{family}: {_words(method)}"
+
+
+def _behaviour(problem: problems.Problem) -> str:
+    text = re.sub(r"^AssertionError: ", "", problem.signature).rstrip(". ")
+    if problem.outcome in _HOW:
+        return f"{_HOW[problem.outcome]} ({text})" if text else _HOW[problem.outcome]
+    if problem.stage == CHECK or problem.outcome == "FAIL":
+        return text
+    return f"{_STAGE.get(problem.stage, 'it fails')}: {text}"
+
+
+def title(problem: problems.Problem) -> str:
+    """``torch.compile(backend="ts"): compiling fails: RuntimeError: method cannot be used as a value
+    (LSTM: lstm)``, cut to a tracker's title length."""
+    spec = problem.representative.backend_spec or problem.backend
+    subject = f'torch.compile(backend="{spec}")' if problem.backend != BACKEND_FREE else "torch.compile"
+    text = f"{subject}: {_behaviour(problem)}"
+    if len(text) > 150:
+        text = text[:149].rstrip() + "…"
+    return f"{text} ({scenario_words(problem.representative)})"
+
+
+def _package(run: dict[str, Any], problem: problems.Problem) -> str:
+    for backend in run.get("backends", []):
+        if backend.get("name") == problem.backend:
+            return backend.get("package") or ""
+    return ""
+
+
+def tracker(run: dict[str, Any], problem: problems.Problem) -> str:
+    """Whose tracker: the package that provides the backend (torch for its own backends and for
+    problems no backend is part of)."""
+    if problem.backend == BACKEND_FREE:
+        return "torch"
+    package = _package(run, problem)
+    return package.split()[0] if package else "the backend's own (no package recorded)"
+
+
+def _fence(text: str, language: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _printed(output: str) -> str:
+    lines = output.splitlines()
+    if len(lines) > OUTPUT_LINES:
+        lines = [*lines[:OUTPUT_LINES], f"... ({len(lines) - OUTPUT_LINES} more lines)"]
+    return "\n".join(lines) or "(nothing)"
+
+
+def status(checked: Any) -> str:
+    if checked is None:
+        return "not run (the run wrote no repro for it)"
+    if checked.exit_code is None:
+        return f"still running after {checked.seconds:g} s"
+    return (f"exit {checked.exit_code} in {checked.seconds:g} s: "
+            + ("the problem shows" if checked.shows else "the problem did not show"))
+
+
+def issue(problem: problems.Problem, report: UpstreamReport) -> str:
+    run, checked = report.results.run, report.checked.get(problem.id)
+    test = problem.representative
+    package = _package(run, problem)
+    versions = [f"torch {run.get('torch', '?')}", *([package] if package and not package.startswith("torch ") else []),
+                f"Python {run.get('python', '?')}", run.get("platform", "?"), f"device {run.get('device') or 'cpu'}"]
+    rerun = console.repro_command(test, run.get("expectations"), run)
+    lines = [f"# {title(problem)}", "",
+             f"**Versions**: {', '.join(versions)}.", "",
+             f"**What breaks**: {problem.outcome} at stage *{problem.stage or 'unknown'}*, against the backend "
+             f"contract's clause *{problem.clause}*. Found by dynamo-aot-suite {run.get('suite', '?')}: "
+             f"{len(problem.tests)} of its tests show it.", ""]
+    lines += ["## Repro", ""]
+    if checked is None:
+        lines += ["The run wrote no repro for this problem; the suite's own test shows it:", "",
+                  _fence(f"pip install dynamo-aot-suite=={run.get('suite', '')}\n{rerun}", "sh"), ""]
+    else:
+        needs = ("It needs torch and the backend's package only." if checked.standalone else
+                 "The problem shows in a scenario, not in one graph, so the repro runs the suite's scenario: it "
+                 f"needs `pip install dynamo-aot-suite=={run.get('suite', '')}` beside the backend.")
+        lines += [f"Save as `repro.py` and run `python repro.py`: exit 1 while the problem shows, 0 once it does "
+                  f"not; `--backend aot_eager` runs the same against PyTorch's reference path. {needs}", "",
+                  "<details><summary>repro.py</summary>", "", _fence(checked.text.rstrip(), "python"), "",
+                  "</details>", "",
+                  "## What eager gives, and what the backend gives", "",
+                  f"`python repro.py` when this report was written: {status(checked)}.", "",
+                  _fence(_printed(checked.output)), ""]
+    lines += ["The suite's check, in its simplest test:", "", _fence(test.reason.strip() or problem.signature), "",
+              f"## Tests of the suite that show it ({len(problem.tests)})", ""]
+    ids = sorted(each.id for each in problem.tests)
+    lines += [f"- `{each}`" for each in ids[:LISTED_TESTS]]
+    if len(ids) > LISTED_TESTS:
+        lines.append(f"- and {len(ids) - LISTED_TESTS} more")
+    lines += ["", f"One of them, in the suite: `{rerun}`", ""]
+    return "\n".join(lines)
+
+
+def index(found: list[problems.Problem], report: UpstreamReport) -> str:
+    run = report.results.run
+    ready = [problem for problem in found if (checked := report.checked.get(problem.id)) and checked.shows]
+    lines = [f"# Issues for the backends' trackers", "",
+             f"From the run of {run.get('started', '?')} (torch {run.get('torch', '?')}, dynamo-aot-suite "
+             f"{run.get('suite', '?')}): {len(found)} problems; the repros of {len(ready)} showed them when these "
+             "were written, and those are ready to file.", "",
+             "| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
+    for problem in found:
+        cell = title(problem).replace("|", "\\|")
+        lines.append(f"| [{cell}]({problem.id}.md) | {tracker(run, problem)} | {len(problem.tests)} | "
+                     f"{status(report.checked.get(problem.id))} |")
+    return "\n".join(lines) + "\n"
+
+
+def listing(found: list[problems.Problem], report: UpstreamReport) -> str:
+    run = report.results.run
+    return json.dumps([{"id": problem.id, "title": title(problem), "tracker": tracker(run, problem),
+                        "tests": len(problem.tests),
+                        "shows": bool((checked := report.checked.get(problem.id)) and checked.shows)}
+                       for problem in found], indent=1) + "\n"
+
+
+def render(report: UpstreamReport) -> dict[str, str]:
+    found = [problem for problem in problems.group(report.results.tests) if filed(problem)]
+    return {**{f"{problem.id}.md": issue(problem, report) for problem in found}, INDEX: index(found, report),
+            LISTING: listing(found, report)}

@@ -1,0 +1,119 @@
+"""``--upstream-reports RUN``: each problem of a finished run as an issue for the backend's
+tracker (harness/report/formats/upstream.py), its repro run first (harness.report.repros.check).
+
+The run is made up (results.json and repros written here), so the repros are small scripts
+that end as real ones do: exit 1 with the differences printed (the problem shows), exit 0
+(it does not), or never (still running at the time limit)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness.report import problems
+from harness.report.results import RunResults, TestResult, write_atomic
+from harness.report.scoreboard import board
+from test.harness.cli import run_cli
+
+# Its own seconds (test/harness/budgets.py): 3 s measured 2026-12-03.
+TIME_BUDGET_S = 20
+
+RUN = {"torch": "2.13.0+cpu", "suite": "0.5.0", "python": "3.11.7", "platform": "Linux-x86_64", "device": "cpu",
+       "started": "2026-12-03T06:00:00+00:00", "command": "dynamo-aot-suite",
+       "backends": [{"name": "mycc", "spec": "mycc_pkg:mycc", "package": "mycc-pkg 1.2"}]}
+SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nprint("1 difference(s) from eager on mycc_pkg:mycc:")\n'
+         'print("  graph 0: output: values differ from eager (Mismatched elements: 1 / 4); first at index (2,): '
+         'compiled nan, eager 0.5")\nsys.exit(1)\n')
+GONE = 'GRAPHS = []\nprint("the problem does not show on mycc_pkg:mycc")\n'
+HANGS = 'GRAPHS = []\nimport time\ntime.sleep(60)\n'
+
+
+def _test(method: str, outcome: str, reason: str, stage: str) -> TestResult:
+    return TestResult(id=f"test.dynamo.test_backend_contract.OutputContractTests_mycc.{method}",
+                      scenario=f"test_backend_contract.OutputContractTests.{method}", backend="mycc",
+                      backend_spec="mycc_pkg:mycc", outcome=outcome, reason=reason, stage=stage)
+
+
+class UpstreamReportTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        cls.run_dir = Path(directory.name) / "run"
+        cls.run_dir.mkdir()
+        tests = [_test("test_nan_and_inf_propagate", "FAIL", "AssertionError: output[2]: values differ from eager",
+                       "check"),
+                 _test("test_zero_dim", "FAIL", "AssertionError: output: values differ from eager", "check"),
+                 _test("test_layouts_0_contiguous", "ERROR", "RuntimeError: unsupported layout 7", "backend compile"),
+                 _test("test_scalars", "ERROR", "ValueError: cannot lower scalar", "backend run"),
+                 _test("test_passes_unexpectedly", "XPASS", "", "check")]
+        problems.assign(tests)
+        write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
+        found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)}
+        cls.ids = found
+        (cls.run_dir / "repros").mkdir()
+        for key, text in (("FAILcheck", SHOWS), ("ERRORbackend compile", GONE), ("ERRORbackend run", HANGS)):
+            (cls.run_dir / "repros" / f"{found[key]}.py").write_text(text)
+        cls.done = run_cli("--upstream-reports", str(cls.run_dir), "--timeout", "3")
+        cls.upstream = cls.run_dir / "upstream"
+
+    def issue(self, key: str) -> str:
+        return (self.upstream / f"{self.ids[key]}.md").read_text()
+
+    def test_one_issue_per_problem_and_a_list(self):
+        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        written = sorted(path.name for path in self.upstream.iterdir())
+        # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
+        self.assertEqual(written, sorted([*(f"{self.ids[key]}.md" for key in
+                                            ("FAILcheck", "ERRORbackend compile", "ERRORbackend run")),
+                                          "README.md", "issues.json"]))
+        self.assertIn("3 issues, 1 of them shown by their repro here", self.done.stdout)
+
+    def test_an_issue_says_what_a_maintainer_needs(self):
+        text = self.issue("FAILcheck")
+        self.assertTrue(text.startswith('# torch.compile(backend="mycc_pkg:mycc"): output: values differ from eager '
+                                        "(output contract: nan and inf propagate)\n"), text[:200])
+        self.assertIn("**Versions**: torch 2.13.0+cpu, mycc-pkg 1.2, Python 3.11.7, Linux-x86_64, device cpu.", text)
+        self.assertIn("clause *output values (floats, large integers, NaN and inf)*", text)
+        self.assertIn("2 of its tests show it", text)
+        self.assertIn(SHOWS.strip(), text)  # the repro, inline
+        self.assertIn("exit 1 in", text)
+        self.assertIn("first at index (2,): compiled nan, eager 0.5", text)  # what each gives
+        self.assertIn("It needs torch and the backend's package only.", text)
+        self.assertIn("dynamo-aot-suite --backend mycc_pkg:mycc -k test.dynamo.test_backend_contract."
+                      "OutputContractTests_mycc.test_", text)
+
+    def test_a_repro_that_did_not_show_or_finish_is_said_and_not_ready(self):
+        self.assertIn("exit 0", self.issue("ERRORbackend compile"))
+        self.assertIn("the problem did not show", self.issue("ERRORbackend compile"))
+        self.assertIn("still running after", self.issue("ERRORbackend run"))
+        self.assertIn("needs `pip install dynamo-aot-suite==0.5.0`", self.issue("ERRORbackend run"))
+        self.assertRegex(self.issue("ERRORbackend compile"), r"# torch.compile\(backend=\"mycc_pkg:mycc\"\): "
+                                                             r"compiling fails: RuntimeError: unsupported layout #")
+        listing = {entry["id"]: entry for entry in json.loads((self.upstream / "issues.json").read_text())}
+        self.assertEqual({key: listing[self.ids[key]]["shows"] for key in ("FAILcheck", "ERRORbackend compile",
+                                                                            "ERRORbackend run")},
+                         {"FAILcheck": True, "ERRORbackend compile": False, "ERRORbackend run": False})
+        self.assertEqual({entry["tracker"] for entry in listing.values()}, {"mycc-pkg"})
+        index = (self.upstream / "README.md").read_text()
+        self.assertIn("3 problems; the repros of 1 showed them", index)
+
+    def test_the_scoreboard_counts_and_links_them(self):
+        rows = board.read([str(self.run_dir)])
+        out = self.run_dir.parent / "board"
+        data = board.to_json(rows, "now", None, out)
+        self.assertEqual(data["backends"][0]["issues"], {"written": 3, "ready": 1, "index": "../run/upstream/README.md"})
+        cells = board.families(rows, out)["test_backend_contract.OutputContractTests"]["mycc"]
+        issue = {problem: link for problem, _, link in cells.problems}[self.ids["FAILcheck"]]
+        self.assertEqual(issue, f"../run/upstream/{self.ids['FAILcheck']}.md")
+
+    def test_a_directory_without_results_is_one_line(self):
+        done = run_cli("--upstream-reports", str(self.run_dir / "repros"))
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
