@@ -111,8 +111,9 @@ SETTINGS: list[Setting] = [
                  "not marked nightly) (default: $DYNAMO_SUITE_TIER_DATA, else harness/default_tier.json)"),
     Setting(settings.GRAPH_SECONDS, "--graph-seconds", metavar="S",
             read=lambda: default_tier.seconds(settings.GRAPH_SECONDS),
-            help="with --budget, for a backend without recorded durations: the seconds it takes to compile "
-                 "a graph (default: $DYNAMO_SUITE_GRAPH_SECONDS, else 2)"),
+            help="for a backend without recorded durations: the seconds it takes to compile a graph, which "
+                 "--budget counts and each test's time limit adds per graph (default: "
+                 "$DYNAMO_SUITE_GRAPH_SECONDS, else 2 for --budget and nothing for the limits)"),
     Setting(settings.MAX_EAGER_SHARE, "--max-eager-share", metavar="F", key="max-eager-share", kind="number",
             read=share_limit.configured_limit, error="{option} / {env}: {message}", record="max_eager_share",
             repro=True, rerun="",

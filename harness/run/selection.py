@@ -109,10 +109,12 @@ def time_limits(tests: list, args: argparse.Namespace) -> tuple[list, str]:
     says it."""
     if args.timeout is not None:
         return tests, f"timeout {args.timeout:g} s" if args.timeout else "no timeout"
-    limits = derive(tests, run_durations(args.durations))
+    graph_seconds = default_tier.seconds(settings.GRAPH_SECONDS)
+    limits = derive(tests, run_durations(args.durations), graph_seconds)
     tests = [dataclasses.replace(test, timeout=limits[test.id][0]) for test in tests]
     seconds = [test.timeout for test in tests] or [0.0]
-    return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations"
+    slow = f", {graph_seconds:g} s per graph where another backend's were" if graph_seconds else ""
+    return tests, f"time limits {min(seconds):g}-{max(seconds):g} s from recorded durations{slow}"
 
 
 # ------------------------------------------------------------------------------------------
@@ -220,18 +222,23 @@ def reference(scenario_id: str, family: str, durations_by_test: dict[tuple[str, 
     return max(times) if times else None
 
 
-def derive(tests: list, durations: dict[str, float]) -> dict[str, tuple[float, float | None]]:
-    """Per test id: (limit in seconds, the recorded seconds it was derived from or None)."""
+def derive(tests: list, durations: dict[str, float], graph_seconds: float | None = None
+           ) -> dict[str, tuple[float, float | None]]:
+    """Per test id: (limit in seconds, the recorded seconds it was derived from or None). A
+    duration borrowed from another backend gets ``graph_seconds`` (--graph-seconds: this
+    backend's compile of one graph) for each graph the scenario compiles: a backend that takes
+    a minute per graph (MAX, 2026-12-03) is otherwise stopped at aot_eager's pace."""
     by_test: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for test_id, seconds in durations.items():
         module, cls, method = _split(test_id)
         by_test[(module, method)].append((cls, seconds))
     limits = {}
     for test in tests:
-        recorded = durations.get(test.id)
+        recorded, compiling = durations.get(test.id), 0.0
         if recorded is None:
             family = test.scenario.split(".")[-2]
             recorded = reference(test.id, family, by_test)
-        limit = UNKNOWN if recorded is None else FLOOR + MARGIN * recorded
+            compiling = (graph_seconds or 0.0) * (default_tier.graphs(test.scenario) or 1)
+        limit = UNKNOWN + MARGIN * compiling if recorded is None else FLOOR + MARGIN * (recorded + compiling)
         limits[test.id] = (round(limit, 1), recorded)
     return limits

@@ -214,6 +214,12 @@ def _chosen(path: str, backend: str, budget: float | None, graph_seconds: float)
     return frozenset(choose(read(path), backend, budget, graph_seconds))
 
 
+def graphs(scenario: str) -> int | None:
+    """How many graphs ``scenario`` compiles, as the tier data recorded (None: not recorded)."""
+    entry = load().get(scenario)
+    return entry.graphs if entry is not None else None
+
+
 def includes(scenario: str, backend: str) -> bool:
     """Whether the default tier of ``backend`` runs ``scenario`` (``module.Family.test``)."""
     entries = load()

@@ -35,6 +35,15 @@ class DeriveTests(unittest.TestCase):
                                  RECORDED)
         self.assertEqual(limits["test.dynamo.m.LSTMTests_my_backend.test_lstm"], (selection.FLOOR + 40.0, 20.0))
 
+    def test_graph_seconds_add_each_compiled_graph_to_a_borrowed_duration(self):
+        # --graph-seconds 60: a backend that takes a minute per graph (MAX) is not stopped at
+        # inductor's pace; its own recordings, where it has them, are left as they are.
+        tests = [info("test.dynamo.m.LSTMTests_max.test_lstm", "m.LSTMTests.test_lstm"),
+                 info("test.dynamo.m.LSTMTests_inductor.test_lstm", "m.LSTMTests.test_lstm")]
+        limits = selection.derive(tests, RECORDED, graph_seconds=60.0)
+        self.assertEqual(limits["test.dynamo.m.LSTMTests_max.test_lstm"], (selection.FLOOR + 2 * (20.0 + 60.0), 20.0))
+        self.assertEqual(limits["test.dynamo.m.LSTMTests_inductor.test_lstm"], (selection.FLOOR + 40.0, 20.0))
+
     def test_a_scenario_never_recorded_gets_the_unknown_limit(self):
         limits = selection.derive([info("test.dynamo.m.NewTests_eager.test_new", "m.NewTests.test_new")], RECORDED)
         self.assertEqual(limits["test.dynamo.m.NewTests_eager.test_new"], (selection.UNKNOWN, None))
