@@ -206,6 +206,12 @@ class ScoreboardTests(unittest.TestCase):
         self.assertEqual((row["sources"], row["counts"]["tests"]), ([self.runs[2], str(perf_dir)], 8))
         self.assertEqual(row["speedup"], 0.632)
         self.assertIn("<td>0.63x (slower than eager)</td>", (self.out / "index.html").read_text())
+        self.assertEqual(row["perf_tests"], {"ran": 2, "measured": 2})
+        for test in perf.tests:  # a backend that fails every perf test: the board says so
+            test.perf, test.outcome = None, "ERROR"
+        write_atomic(perf_dir / "results.json", perf.dumps())
+        self.build()
+        self.assertIn("<td>none measured: its 2 perf tests failed</td>", (self.out / "index.html").read_text())
         # A second run of tests the row already has stays a row of its own.
         again = self.tmp / "aot_eager-again"
         again.mkdir()

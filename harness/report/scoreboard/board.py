@@ -34,6 +34,7 @@ from harness.report.results import RunResults, TestResult, load
 SCHEMA = "dynamo-aot-suite/scoreboard"
 SCHEMA_VERSION = 1
 INSTALL_FAILED = "install-failed.json"  # {"backend": ..., "package": ..., "reason": ...}
+PERF_FAMILY = "test_perf."  # the perf tier's scenarios (test/dynamo/test_perf.py)
 UPSTREAM, LISTING = "upstream", "issues.json"  # --upstream-reports' folder in a run, and its list as data
 
 
@@ -105,6 +106,11 @@ class Row:
         """The geometric mean of the perf tier's speed-ups, where it ran."""
         ups = [test.perf["speedup"] for test in self.tests if test.perf and test.perf.get("speedup")]
         return round(math.exp(sum(map(math.log, ups)) / len(ups)), 3) if ups else None
+
+    def perf_tests(self) -> tuple[int, int]:
+        """The perf tier's tests of the row, and how many of them measured a speed-up."""
+        ran = [test for test in self.tests if test.scenario.startswith(PERF_FAMILY)]
+        return len(ran), sum(bool(test.perf and test.perf.get("speedup")) for test in ran)
 
     def versions(self) -> dict[str, str]:
         if self.install_failed:
@@ -304,6 +310,7 @@ def to_json(rows: list[Row], built: str, previous: dict[str, Any] | None = None,
                       "install_failed": row.install_failed or None,
                       **({} if row.install_failed else
                          {"counts": row.counts(), "eager_share": row.eager_share(), "speedup": row.speedup(),
+                          "perf_tests": dict(zip(("ran", "measured"), row.perf_tests())),
                           "issues": _issues(row, out_dir),
                           "duration_s": round(sum(test.duration_s for test in row.tests), 1)})}
                      for row in rows],

@@ -46,7 +46,8 @@ def _share(backend: dict[str, Any]) -> str:
 def _speedup(backend: dict[str, Any]) -> str:
     """The perf tier's geometric mean; said in words where compiled code runs slower than eager."""
     if backend["speedup"] is None:
-        return "–"
+        ran = (backend.get("perf_tests") or {}).get("ran", 0)
+        return f"none measured: its {ran} perf tests failed" if ran else "–"
     return f"{backend['speedup']:.2f}x" + (" (slower than eager)" if backend["speedup"] < 1 else "")
 
 
