@@ -226,7 +226,8 @@ def first_difference(expected, actual):
     """Where the compiled value first differs from eager's, and both values there."""
     try:
         want, got = expected.detach().cpu(), actual.detach().cpu()
-        apart = (~torch.isclose(got, want, equal_nan=True)).nonzero()
+        common = torch.promote_types(want.dtype, got.dtype)
+        apart = (~torch.isclose(got.to(common), want.to(common), equal_nan=True)).nonzero()
         if not len(apart):
             return ""
         index = tuple(apart[0].tolist())

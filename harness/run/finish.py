@@ -135,10 +135,11 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
             path = directory / "repros" / f"{problem.id}.py"
             if path.exists():
                 checked[problem.id] = repros.check(path, limit)
-                print(f"{problem.id}: {upstream.status(checked[problem.id])}", file=out, flush=True)
+                print(f"{problem.id}: {upstream.status(checked[problem.id], problem)}", file=out, flush=True)
         writer.write(UpstreamReport(results, checked), directory)
-        ready = sum(each.shows for each in checked.values())
-        print(f"{directory}: {len(found)} issues, {ready} of them shown by their repro here; "
+        ready = sum(upstream.ready(problem, checked.get(problem.id)) for problem in found)
+        print(f"{directory}: {len(found)} issues, {ready} of them ready to file (their repro showed the behaviour "
+              f"named); "
               f"{directory / 'upstream' / upstream.INDEX}", file=out)
     return 0
 

@@ -48,13 +48,19 @@ class UpstreamReportTests(unittest.TestCase):
                  _test("test_zero_dim", "FAIL", "AssertionError: output: values differ from eager", "check"),
                  _test("test_layouts_0_contiguous", "ERROR", "RuntimeError: unsupported layout 7", "backend compile"),
                  _test("test_scalars", "ERROR", "ValueError: cannot lower scalar", "backend run"),
+                 _test("test_dtype", "FAIL", "AssertionError: output: dtype differs from eager", "check"),
                  _test("test_passes_unexpectedly", "XPASS", "", "check")]
         problems.assign(tests)
         write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
-        found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)}
+        found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)
+                 if "dtype" not in problem.signature}
         cls.ids = found
         (cls.run_dir / "repros").mkdir()
-        for key, text in (("FAILcheck", SHOWS), ("ERRORbackend compile", GONE), ("ERRORbackend run", HANGS)):
+        cls.ids["dtype"] = next(problem.id for problem in problems.group(tests) if "dtype" in problem.signature)
+        found["dtype"] = cls.ids["dtype"]
+        # A repro that shows a difference, but values where the check named the dtype.
+        for key, text in (("FAILcheck", SHOWS), ("ERRORbackend compile", GONE), ("ERRORbackend run", HANGS),
+                          ("dtype", SHOWS)):
             (cls.run_dir / "repros" / f"{found[key]}.py").write_text(text)
         cls.done = run_cli("--upstream-reports", str(cls.run_dir), "--timeout", "3")
         cls.upstream = cls.run_dir / "upstream"
@@ -67,9 +73,9 @@ class UpstreamReportTests(unittest.TestCase):
         written = sorted(path.name for path in self.upstream.iterdir())
         # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
         self.assertEqual(written, sorted([*(f"{self.ids[key]}.md" for key in
-                                            ("FAILcheck", "ERRORbackend compile", "ERRORbackend run")),
+                                            ("FAILcheck", "ERRORbackend compile", "ERRORbackend run", "dtype")),
                                           "README.md", "issues.json"]))
-        self.assertIn("3 issues, 1 of them shown by their repro here", self.done.stdout)
+        self.assertIn("4 issues, 1 of them ready to file (their repro showed the behaviour named)", self.done.stdout)
 
     def test_an_issue_says_what_a_maintainer_needs(self):
         text = self.issue("FAILcheck")
@@ -93,18 +99,19 @@ class UpstreamReportTests(unittest.TestCase):
         self.assertRegex(self.issue("ERRORbackend compile"), r"# torch.compile\(backend=\"mycc_pkg:mycc\"\): "
                                                              r"compiling fails: RuntimeError: unsupported layout #")
         listing = {entry["id"]: entry for entry in json.loads((self.upstream / "issues.json").read_text())}
-        self.assertEqual({key: listing[self.ids[key]]["shows"] for key in ("FAILcheck", "ERRORbackend compile",
-                                                                            "ERRORbackend run")},
-                         {"FAILcheck": True, "ERRORbackend compile": False, "ERRORbackend run": False})
+        self.assertEqual({key: listing[self.ids[key]]["ready"] for key in ("FAILcheck", "ERRORbackend compile",
+                                                                            "ERRORbackend run", "dtype")},
+                         {"FAILcheck": True, "ERRORbackend compile": False, "ERRORbackend run": False, "dtype": False})
+        self.assertIn("a difference shows, but not the behaviour the title names", self.issue("dtype"))
         self.assertEqual({entry["tracker"] for entry in listing.values()}, {"mycc-pkg"})
         index = (self.upstream / "README.md").read_text()
-        self.assertIn("3 problems; the repros of 1 showed them", index)
+        self.assertIn("4 problems; the repros of 1 showed them", index)
 
     def test_the_scoreboard_counts_and_links_them(self):
         rows = board.read([str(self.run_dir)])
         out = self.run_dir.parent / "board"
         data = board.to_json(rows, "now", None, out)
-        self.assertEqual(data["backends"][0]["issues"], {"written": 3, "ready": 1, "index": "../run/upstream/README.md"})
+        self.assertEqual(data["backends"][0]["issues"], {"written": 4, "ready": 1, "index": "../run/upstream/README.md"})
         cells = board.families(rows, out)["test_backend_contract.OutputContractTests"]["mycc"]
         issue = {problem: link for problem, _, link in cells.problems}[self.ids["FAILcheck"]]
         self.assertEqual(issue, f"../run/upstream/{self.ids['FAILcheck']}.md")

@@ -27,7 +27,7 @@ from harness.report.formats.format import UpstreamReport
 from harness.report.results import TestResult
 
 INDEX = "README.md"
-LISTING = "issues.json"  # the same list as data, for the scoreboard: id, title, tracker, tests, shows
+LISTING = "issues.json"  # the same list as data, for the scoreboard: id, title, tracker, tests, ready
 LISTED_TESTS = 10  # test ids an issue lists; the rest are counted
 OUTPUT_LINES = 60  # of what the repro printed
 BACKEND_FREE = "-"  # the column of tests without a backend (torch's own transforms)
@@ -109,11 +109,34 @@ def _printed(output: str) -> str:
     return "\n".join(lines) or "(nothing)"
 
 
-def status(checked: Any) -> str:
+# The kind of difference a check names, most specific first: the repro must print the same kind.
+_KINDS = ("requires_grad", "dtype", "shape", "stride", "values differ", "grad")
+_ERROR = re.compile(r"^(?:the backend's compiler raised )?(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure|Failed))\b")
+
+
+def same_behaviour(problem: problems.Problem, output: str) -> bool:
+    """Whether what the repro printed is the behaviour the problem names: the same exception,
+    or the same kind of difference (a dtype, not values, when the check named the dtype)."""
+    error = _ERROR.match(problem.signature)
+    if problem.outcome == "ERROR" and error:
+        return error.group(1) in output
+    kind = next((kind for kind in _KINDS if kind in problem.signature), None)
+    return kind is None or kind in output
+
+
+def ready(problem: problems.Problem, checked: Any) -> bool:
+    """Ready to file: the repro showed the problem, and as the behaviour its title names."""
+    return checked is not None and checked.shows and same_behaviour(problem, checked.output)
+
+
+def status(checked: Any, problem: problems.Problem | None = None) -> str:
     if checked is None:
         return "not run (the run wrote no repro for it)"
     if checked.exit_code is None:
         return f"still running after {checked.seconds:g} s"
+    if checked.shows and problem is not None and not same_behaviour(problem, checked.output):
+        return (f"exit {checked.exit_code} in {checked.seconds:g} s: a difference shows, but not the behaviour the "
+                "title names; not ready to file")
     return (f"exit {checked.exit_code} in {checked.seconds:g} s: "
             + ("the problem shows" if checked.shows else "the problem did not show"))
 
@@ -143,7 +166,7 @@ def issue(problem: problems.Problem, report: UpstreamReport) -> str:
                   "<details><summary>repro.py</summary>", "", _fence(checked.text.rstrip(), "python"), "",
                   "</details>", "",
                   "## What eager gives, and what the backend gives", "",
-                  f"`python repro.py` when this report was written: {status(checked)}.", "",
+                  f"`python repro.py` when this report was written: {status(checked, problem)}.", "",
                   _fence(_printed(checked.output)), ""]
     lines += ["The suite's check, in its simplest test:", "", _fence(test.reason.strip() or problem.signature), "",
               f"## Tests of the suite that show it ({len(problem.tests)})", ""]
@@ -157,16 +180,16 @@ def issue(problem: problems.Problem, report: UpstreamReport) -> str:
 
 def index(found: list[problems.Problem], report: UpstreamReport) -> str:
     run = report.results.run
-    ready = [problem for problem in found if (checked := report.checked.get(problem.id)) and checked.shows]
+    ready_ones = [problem for problem in found if ready(problem, report.checked.get(problem.id))]
     lines = [f"# Issues for the backends' trackers", "",
              f"From the run of {run.get('started', '?')} (torch {run.get('torch', '?')}, dynamo-aot-suite "
-             f"{run.get('suite', '?')}): {len(found)} problems; the repros of {len(ready)} showed them when these "
+             f"{run.get('suite', '?')}): {len(found)} problems; the repros of {len(ready_ones)} showed them when these "
              "were written, and those are ready to file.", "",
              "| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
     for problem in found:
         cell = title(problem).replace("|", "\\|")
         lines.append(f"| [{cell}]({problem.id}.md) | {tracker(run, problem)} | {len(problem.tests)} | "
-                     f"{status(report.checked.get(problem.id))} |")
+                     f"{status(report.checked.get(problem.id), problem)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -174,7 +197,7 @@ def listing(found: list[problems.Problem], report: UpstreamReport) -> str:
     run = report.results.run
     return json.dumps([{"id": problem.id, "title": title(problem), "tracker": tracker(run, problem),
                         "tests": len(problem.tests),
-                        "shows": bool((checked := report.checked.get(problem.id)) and checked.shows)}
+                        "ready": ready(problem, report.checked.get(problem.id))}
                        for problem in found], indent=1) + "\n"
 
 

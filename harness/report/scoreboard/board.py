@@ -295,7 +295,7 @@ def _issues(row: Row, out_dir: Path | None) -> dict[str, Any] | None:
     if not issues:
         return None
     listing = row.found_file(f"{UPSTREAM}/README.md")
-    return {"written": len(issues), "ready": sum(bool(issue.get("shows")) for issue in issues),
+    return {"written": len(issues), "ready": sum(bool(issue.get("ready")) for issue in issues),
             "index": os.path.relpath(listing, out_dir) if listing and out_dir else None}
 
 
