@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import datetime
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -134,6 +135,17 @@ def _collect(plan: Plan, serve: bool = False):
         raise UsageError(plan.at(error.setting, str(error)) if error.setting else str(error))
 
 
+def _kept_log(workdir: Path, report_dir: Path | None) -> Path:
+    """pytest's log out of the run's temporary directory, which is about to go: into the
+    report directory, where the message that names it can be followed. The directory the
+    log is in after the move."""
+    if report_dir is None:
+        return workdir
+    report_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(workdir / "pytest.log", report_dir / "pytest.log")
+    return report_dir
+
+
 def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, collected) -> dict:
     if not tests:  # a shard can be empty when there are more shards than tests
         return {}
@@ -142,7 +154,9 @@ def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, 
 
     args = plan.args
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-") as workdir:
-        timeout = args.timeout if args.timeout is not None else selection.UNKNOWN
+        # pytest-timeout's limit for a test without its own; never under the longest of theirs.
+        timeout = args.timeout if args.timeout is not None else max(
+            [selection.UNKNOWN, *(test.timeout for test in tests if test.timeout)])
         handed = run_settings.write(Path(workdir) / "settings.json")
         server = collected.fork_server
         engine_options = engine.EngineOptions(jobs=plan.jobs, timeout=timeout, root=Path(collected.root),
@@ -152,4 +166,4 @@ def _run(tests: list, plan: Plan, run_settings: settings.Settings, out: TextIO, 
         try:
             return isolation.run(tests, engine_options, lambda count: Progress(count, out, args.verbose), limits, out)
         except engine.EngineError as error:
-            raise UsageError(str(error))
+            raise UsageError(str(error).replace(str(workdir), str(_kept_log(Path(workdir), plan.report_dir))))

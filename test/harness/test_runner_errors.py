@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from test.harness.cli import run_cli
 
@@ -101,6 +102,22 @@ class BadInputTests(unittest.TestCase):
 
     def test_unknown_option(self):
         self.assertUsageError(r"unrecognized arguments: --frobnicate.*--help", "--frobnicate")
+
+    def test_pytest_s_internal_error_keeps_its_log_where_the_line_says(self):
+        # MAX, 2026-12-03: "pytest failed (INTERNAL_ERROR) ...; full log: /tmp/dynamo-suite-.../pytest.log",
+        # a directory deleted as the run ended. The log now stays in the report directory.
+        from harness.run import engine
+
+        def internal_error(tests, options, *rest):
+            (options.workdir / "pytest.log").write_text("INTERNALERROR> what went wrong\n")
+            raise engine.EngineError(f"pytest failed (INTERNAL_ERROR): 1 failed; full log: {options.workdir}/pytest.log")
+
+        with mock.patch("harness.run.isolation.run", internal_error):
+            completed = run_cli("--backend", "eager", "-k", "test_lstm_grad_enabled", "--report-dir",
+                                str(self.report_dir))
+        self.assertEqual(completed.returncode, 2, completed.stderr)
+        self.assertIn(f"full log: {self.report_dir}/pytest.log", completed.stderr)
+        self.assertIn("what went wrong", (self.report_dir / "pytest.log").read_text())
 
 
 if __name__ == "__main__":
