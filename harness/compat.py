@@ -491,6 +491,15 @@ def onednn_has_bfloat16() -> bool:
         return False
 
 
+def cpu_vec_isa() -> str:
+    """The vector instructions inductor generates CPU code for here: ``avx512``, ``avx2``,
+    ``neon``..., or ``none`` (ATEN_CPU_CAPABILITY=default, or a CPU it cannot vectorize for)."""
+    from torch._inductor import cpu_vec_isa as vec_isa
+
+    picked = vec_isa.pick_vec_isa()
+    return str(picked).split()[0].lower() if picked else "none"
+
+
 def rnn_tracing_config():
     """Dynamo skips nn.RNN/LSTM/GRU (runs them eagerly) unless this is enabled."""
     return dynamo_config_patch(allow_rnn=True)

@@ -236,6 +236,16 @@ def first_difference(expected, actual):
         return ""
 
 
+def described(error):
+    """An error as its type and first line, then what raised it (Dynamo wraps a backend's own)."""
+    parts = []
+    while error is not None and len(parts) < 3:
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        parts.append(f"{type(error).__name__}: {lines[0] if lines else ''}")
+        error = error.__cause__ or getattr(error, "inner_exception", None)
+    return ", from ".join(parts)
+
+
 def replay(graph, backend):
     forward = build(graph["code"])
 
@@ -251,8 +261,7 @@ def replay(graph, backend):
         torch.manual_seed(0)
         actual = torch.compile(program, backend=backend, fullgraph=True, **COMPILE_OPTIONS)(*compiled_inputs)
     except Exception as error:
-        first = (str(error).strip().splitlines() or [""])[0]
-        return [f"compiled call raised {type(error).__name__}: {first}"]
+        return [f"compiled call raised {described(error)}"]
     found = differences("output", expected, actual)
     found += differences("inputs after the call", eager_inputs, compiled_inputs)
     leaves = [index for index, value in enumerate(eager_inputs)
@@ -264,7 +273,7 @@ def replay(graph, backend):
             sum(want.sum() for want, _ in outputs).backward()
             sum(got.sum() for _, got in outputs).backward()
         except Exception as error:
-            return [f"backward raised {type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"]
+            return [f"backward raised {described(error)}"]
         found += differences("gradients", [eager_inputs[i].grad for i in leaves],
                              [compiled_inputs[i].grad for i in leaves])
     return found

@@ -11,6 +11,7 @@ The data file is TOML; each ``[[expect]]`` table is one entry:
     torch = ">=2.9"          # packaging specifier on the running torch (default: any)
     aot_autograd = true      # optional: only for backends that do / do not use AOTAutograd
     onednn_bf16 = false      # optional: only where oneDNN does / does not run bfloat16 on this CPU
+    cpu_vec_isa = "avx2"     # optional: glob over the vector ISA inductor generates CPU code for here
     status = "xfail"         # "xfail" or "skip"
     reason = "why, in one line"
 
@@ -66,7 +67,7 @@ _REQUIRED = ("test", "status", "reason")
 def _fields() -> dict[str, type]:
     """The keys an [[expect]] entry may have: one per axis in use, among the others."""
     return {"test": str, **{axis.name: str for axis in registry.AXES}, "torch": str, "aot_autograd": bool,
-            "onednn_bf16": bool, "status": str, "stage": str, "reason": str}
+            "onednn_bf16": bool, "cpu_vec_isa": str, "status": str, "stage": str, "reason": str}
 
 
 def _limit_fields() -> dict[str, type]:
@@ -93,6 +94,7 @@ class Expectation:
     torch: str = ""
     aot_autograd: bool | None = None
     onednn_bf16: bool | None = None  # the CPU's bfloat16 support in oneDNN (harness.compat.onednn_has_bfloat16)
+    cpu_vec_isa: str = ""  # glob over inductor's CPU vector ISA here (harness.compat.cpu_vec_isa); "" any
     # For an xfail: the stage the failure must come from (harness.measure.stages); a failure
     # from another stage is unexpected. "" accepts any.
     stage: str = ""
@@ -122,6 +124,11 @@ class Expectation:
             from harness import compat  # torch: only for an entry that asks about the CPU
 
             if compat.onednn_has_bfloat16() != self.onednn_bf16:
+                return False
+        if self.cpu_vec_isa:
+            from harness import compat  # torch: only for an entry that asks about the CPU
+
+            if not fnmatch.fnmatchcase(compat.cpu_vec_isa(), self.cpu_vec_isa):
                 return False
         return not self.torch or SpecifierSet(self.torch).contains(torch_version, prereleases=True)
 

@@ -163,6 +163,13 @@ class MatchTests(unittest.TestCase):
                 self.assertEqual(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "eager"}),
                                  not supported)
 
+    def test_cpu_vector_isa_condition(self):
+        # The amax gradient's NaN from inductor shows only in AVX2 code (2026-12-03).
+        entry = self.entry(cpu_vec_isa="avx2")
+        for isa, applies in (("avx2", True), ("avx512", False), ("none", False)):
+            with mock.patch("harness.compat.cpu_vec_isa", return_value=isa):
+                self.assertEqual(entry.applies_to("test_mod.Family.test_one", self.V213, {"backend": "eager"}), applies)
+
     def test_candidates_keep_file_order(self):
         entries = [self.entry(backend="inductor"), self.entry(reason="second"), self.entry(reason="third")]
         found = candidates("test_mod.Family.test_one", self.V213, {"backend": "eager"}, entries)
