@@ -85,6 +85,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
+    if outcome.exception is not None:
+        # pytest could not describe the failure: on CPython 3.11, after a backend's deep
+        # recursion, ast.parse (which pytest's tracebacks use) raised SystemError "AST
+        # constructor recursion depth mismatch" (MAX, 2026-12-03). Unhandled, the worker dies
+        # of an internal error and takes the run with it; described plainly, it is a result.
+        outcome.force_result(_plainly_reported(item, call))
     report: pytest.TestReport = outcome.get_result()
     if report.when == "call" or not report.passed:
         report.user_properties.append((PROPERTY, classify(item, call, report)))
+
+
+def _plainly_reported(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    """The test's report with Python's own traceback (no source parsing), and why."""
+    option = item.config.option
+    style, option.tbstyle = option.tbstyle, "native"
+    try:
+        return pytest.TestReport.from_item_and_call(item, call)
+    finally:
+        option.tbstyle = style
