@@ -6,6 +6,7 @@ changes meaning or disappears (adding a field does not change it).
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import os
@@ -237,14 +238,17 @@ def from_json(data: Any, source: str = "<results>") -> RunResults:
 
 
 def load(path: str | os.PathLike) -> RunResults:
-    """Read a results.json, or the results.json inside a report directory."""
+    """Read a results.json, or the results.json inside a report directory; either gzipped
+    (``results.json.gz``: a snapshot keeps its runs that way, docs/scoreboard/)."""
     path = Path(path)
     if path.is_dir():
-        path = path / "results.json"
+        path = path / "results.json" if (path / "results.json").exists() or not (path / "results.json.gz").exists() \
+            else path / "results.json.gz"
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ResultsError(f"cannot read results {path}: {error.strerror}") from None
+        text = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" \
+            else path.read_text(encoding="utf-8")
+    except (OSError, gzip.BadGzipFile) as error:
+        raise ResultsError(f"cannot read results {path}: {getattr(error, 'strerror', None) or error}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

@@ -219,6 +219,15 @@ class ScoreboardTests(unittest.TestCase):
         self.runs.append(str(again))
         self.assertEqual(self.build()["backends"][-1]["label"], "aot_eager #2")
 
+    def test_a_snapshot_s_gzipped_runs_are_read(self):
+        # docs/scoreboard/<date>/runs/<row>/results.json.gz: a snapshot's board can be rebuilt.
+        import gzip
+
+        path = Path(self.runs[0])
+        (path / "results.json.gz").write_bytes(gzip.compress((path / "results.json").read_bytes()))
+        (path / "results.json").unlink()
+        self.assertEqual(self.build()["backends"][0]["counts"]["tests"], 6)
+
     def test_console_lines(self):
         rows = board.read(self.runs)
         lines = render.console_lines(board.to_json(rows, "now"))
