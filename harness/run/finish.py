@@ -136,11 +136,14 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
             if path.exists():
                 checked[problem.id] = repros.check(path, limit)
                 print(f"{problem.id}: {upstream.status(checked[problem.id], problem)}", file=out, flush=True)
-        writer.write(UpstreamReport(results, checked), directory)
-        ready = sum(upstream.ready(problem, checked.get(problem.id)) for problem in found)
-        print(f"{directory}: {len(found)} issues, {ready} of them ready to file (their repro showed the behaviour "
-              f"named); "
-              f"{directory / 'upstream' / upstream.INDEX}", file=out)
+        written = set(writer.write(UpstreamReport(results, checked), directory))
+        for stale in (directory / "upstream").rglob("*.md"):  # an earlier time's issues, placed elsewhere
+            if stale not in written:
+                stale.unlink()
+        placed = [upstream.place(problem, checked.get(problem.id)) for problem in found]
+        print(f"{directory}: {len(found)} issues, {placed.count('')} of them ready to file (a standalone repro showed "
+              f"the behaviour named), {placed.count(upstream.NEEDS_SUITE)} needing the suite, "
+              f"{placed.count(upstream.UNCONFIRMED)} not confirmed; {directory / 'upstream' / upstream.INDEX}", file=out)
     return 0
 
 

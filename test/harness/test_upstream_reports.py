@@ -28,6 +28,8 @@ SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nprint("1 difference(s) from ea
          'compiled nan, eager 0.5")\nsys.exit(1)\n')
 GONE = 'GRAPHS = []\nprint("the problem does not show on mycc_pkg:mycc")\n'
 HANGS = 'GRAPHS = []\nimport time\ntime.sleep(60)\n'
+IN_SCENARIO = ('GRAPHS = []\nimport sys\nprint("running the scenario: ... AssertionError: recompiled 2 times, once '
+               'expected")\nsys.exit(1)\n')
 
 
 def _test(method: str, outcome: str, reason: str, stage: str) -> TestResult:
@@ -49,33 +51,39 @@ class UpstreamReportTests(unittest.TestCase):
                  _test("test_layouts_0_contiguous", "ERROR", "RuntimeError: unsupported layout 7", "backend compile"),
                  _test("test_scalars", "ERROR", "ValueError: cannot lower scalar", "backend run"),
                  _test("test_dtype", "FAIL", "AssertionError: output: dtype differs from eager", "check"),
+                 _test("test_recompiles", "FAIL", "AssertionError: recompiled 2 times, once expected", "check"),
                  _test("test_passes_unexpectedly", "XPASS", "", "check")]
         problems.assign(tests)
         write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
         found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)
-                 if "dtype" not in problem.signature}
+                 if "dtype" not in problem.signature and "recompiled" not in problem.signature}
         cls.ids = found
         (cls.run_dir / "repros").mkdir()
         cls.ids["dtype"] = next(problem.id for problem in problems.group(tests) if "dtype" in problem.signature)
         found["dtype"] = cls.ids["dtype"]
+        cls.ids["scenario"] = found["scenario"] = next(problem.id for problem in problems.group(tests)
+                                                       if "recompiled" in problem.signature)
         # A repro that shows a difference, but values where the check named the dtype.
         for key, text in (("FAILcheck", SHOWS), ("ERRORbackend compile", GONE), ("ERRORbackend run", HANGS),
-                          ("dtype", SHOWS)):
+                          ("dtype", SHOWS), ("scenario", IN_SCENARIO)):
             (cls.run_dir / "repros" / f"{found[key]}.py").write_text(text)
         cls.done = run_cli("--upstream-reports", str(cls.run_dir), "--timeout", "3")
         cls.upstream = cls.run_dir / "upstream"
 
+    PLACES = {"FAILcheck": "", "scenario": "needs-suite/", "ERRORbackend compile": "unconfirmed/",
+              "ERRORbackend run": "unconfirmed/", "dtype": "unconfirmed/"}
+
     def issue(self, key: str) -> str:
-        return (self.upstream / f"{self.ids[key]}.md").read_text()
+        return (self.upstream / f"{self.PLACES[key]}{self.ids[key]}.md").read_text()
 
     def test_one_issue_per_problem_and_a_list(self):
         self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
-        written = sorted(path.name for path in self.upstream.iterdir())
+        written = sorted(str(path.relative_to(self.upstream)) for path in self.upstream.rglob("*") if path.is_file())
         # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
-        self.assertEqual(written, sorted([*(f"{self.ids[key]}.md" for key in
-                                            ("FAILcheck", "ERRORbackend compile", "ERRORbackend run", "dtype")),
+        self.assertEqual(written, sorted([*(f"{place}{self.ids[key]}.md" for key, place in self.PLACES.items()),
                                           "README.md", "issues.json"]))
-        self.assertIn("4 issues, 1 of them ready to file (their repro showed the behaviour named)", self.done.stdout)
+        self.assertIn("5 issues, 1 of them ready to file (a standalone repro showed the behaviour named), "
+                      "1 needing the suite, 3 not confirmed", self.done.stdout)
 
     def test_an_issue_says_what_a_maintainer_needs(self):
         text = self.issue("FAILcheck")
@@ -99,19 +107,20 @@ class UpstreamReportTests(unittest.TestCase):
         self.assertRegex(self.issue("ERRORbackend compile"), r"# torch.compile\(backend=\"mycc_pkg:mycc\"\): "
                                                              r"compiling fails: RuntimeError: unsupported layout #")
         listing = {entry["id"]: entry for entry in json.loads((self.upstream / "issues.json").read_text())}
-        self.assertEqual({key: listing[self.ids[key]]["ready"] for key in ("FAILcheck", "ERRORbackend compile",
-                                                                            "ERRORbackend run", "dtype")},
-                         {"FAILcheck": True, "ERRORbackend compile": False, "ERRORbackend run": False, "dtype": False})
+        self.assertEqual({key: listing[self.ids[key]]["ready"] for key in self.PLACES},
+                         {key: place == "" for key, place in self.PLACES.items()})
         self.assertIn("a difference shows, but not the behaviour the title names", self.issue("dtype"))
         self.assertEqual({entry["tracker"] for entry in listing.values()}, {"mycc-pkg"})
         index = (self.upstream / "README.md").read_text()
-        self.assertIn("4 problems; the repros of 1 showed them", index)
+        self.assertIn("**1 ready to file** (here)", index)
+        self.assertIn(f"](unconfirmed/{self.ids['dtype']}.md)", index)
+        self.assertIn("needs `pip install dynamo-aot-suite==0.5.0`", self.issue("scenario"))
 
     def test_the_scoreboard_counts_and_links_them(self):
         rows = board.read([str(self.run_dir)])
         out = self.run_dir.parent / "board"
         data = board.to_json(rows, "now", None, out)
-        self.assertEqual(data["backends"][0]["issues"], {"written": 4, "ready": 1, "index": "../run/upstream/README.md"})
+        self.assertEqual(data["backends"][0]["issues"], {"written": 5, "ready": 1, "index": "../run/upstream/README.md"})
         cells = board.families(rows, out)["test_backend_contract.OutputContractTests"]["mycc"]
         issue = {problem: link for problem, _, link in cells.problems}[self.ids["FAILcheck"]]
         self.assertEqual(issue, f"../run/upstream/{self.ids['FAILcheck']}.md")

@@ -27,6 +27,7 @@ from harness.report.formats.format import UpstreamReport
 from harness.report.results import TestResult
 
 INDEX = "README.md"
+NEEDS_SUITE, UNCONFIRMED = "needs-suite/", "unconfirmed/"  # the issues not ready to file as they are
 LISTING = "issues.json"  # the same list as data, for the scoreboard: id, title, tracker, tests, ready
 LISTED_TESTS = 10  # test ids an issue lists; the rest are counted
 OUTPUT_LINES = 60  # of what the repro printed
@@ -129,6 +130,15 @@ def ready(problem: problems.Problem, checked: Any) -> bool:
     return checked is not None and checked.shows and same_behaviour(problem, checked.output)
 
 
+def place(problem: problems.Problem, checked: Any) -> str:
+    """Where its issue is written: ready to file at the top (a standalone repro showed the
+    behaviour the title names); in ``needs-suite/`` when it showed it but runs the suite's
+    scenario; in ``unconfirmed/`` when it did not show it, showed another, or did not finish."""
+    if not ready(problem, checked):
+        return UNCONFIRMED
+    return "" if checked.standalone else NEEDS_SUITE
+
+
 def status(checked: Any, problem: problems.Problem | None = None) -> str:
     if checked is None:
         return "not run (the run wrote no repro for it)"
@@ -180,28 +190,34 @@ def issue(problem: problems.Problem, report: UpstreamReport) -> str:
 
 def index(found: list[problems.Problem], report: UpstreamReport) -> str:
     run = report.results.run
-    ready_ones = [problem for problem in found if ready(problem, report.checked.get(problem.id))]
-    lines = [f"# Issues for the backends' trackers", "",
+    placed = {problem.id: place(problem, report.checked.get(problem.id)) for problem in found}
+    count = {where: sum(placed[problem.id] == where for problem in found) for where in ("", NEEDS_SUITE, UNCONFIRMED)}
+    lines = ["# Issues for the backends' trackers", "",
              f"From the run of {run.get('started', '?')} (torch {run.get('torch', '?')}, dynamo-aot-suite "
-             f"{run.get('suite', '?')}): {len(found)} problems; the repros of {len(ready_ones)} showed them when these "
-             "were written, and those are ready to file.", "",
+             f"{run.get('suite', '?')}): {len(found)} problems, each repro run when these were written.", "",
+             f"* **{count['']} ready to file** (here): a standalone repro (torch and the backend) showed the "
+             "behaviour the title names;",
+             f"* {count[NEEDS_SUITE]} in `{NEEDS_SUITE}`: the repro showed it, but runs the suite's scenario;",
+             f"* {count[UNCONFIRMED]} in `{UNCONFIRMED}`: the repro did not show it, showed another behaviour, or did "
+             "not finish: not to be filed as they are.", "",
              "| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
-    for problem in found:
+    for problem in sorted(found, key=lambda problem: ("", NEEDS_SUITE, UNCONFIRMED).index(placed[problem.id])):
         cell = title(problem).replace("|", "\\|")
-        lines.append(f"| [{cell}]({problem.id}.md) | {tracker(run, problem)} | {len(problem.tests)} | "
-                     f"{status(report.checked.get(problem.id), problem)} |")
+        lines.append(f"| [{cell}]({placed[problem.id]}{problem.id}.md) | {tracker(run, problem)} | "
+                     f"{len(problem.tests)} | {status(report.checked.get(problem.id), problem)} |")
     return "\n".join(lines) + "\n"
 
 
 def listing(found: list[problems.Problem], report: UpstreamReport) -> str:
     run = report.results.run
+    placed = {problem.id: place(problem, report.checked.get(problem.id)) for problem in found}
     return json.dumps([{"id": problem.id, "title": title(problem), "tracker": tracker(run, problem),
-                        "tests": len(problem.tests),
-                        "ready": ready(problem, report.checked.get(problem.id))}
+                        "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
+                        "ready": placed[problem.id] == ""}
                        for problem in found], indent=1) + "\n"
 
 
 def render(report: UpstreamReport) -> dict[str, str]:
     found = [problem for problem in problems.group(report.results.tests) if filed(problem)]
-    return {**{f"{problem.id}.md": issue(problem, report) for problem in found}, INDEX: index(found, report),
-            LISTING: listing(found, report)}
+    return {**{f"{place(problem, report.checked.get(problem.id))}{problem.id}.md": issue(problem, report)
+               for problem in found}, INDEX: index(found, report), LISTING: listing(found, report)}

@@ -249,8 +249,10 @@ def families(rows: list[Row], out_dir: Path) -> dict[str, dict[str, FamilyCell]]
             by_family.setdefault(family_of(test), []).append(test)
         for family, tests in by_family.items():
             found = []
+            ready = {entry["id"]: entry.get("path", f"{entry['id']}.md") for entry in row.issues() if entry.get("ready")}
             for problem in problems.group(tests):
-                repro, issue = row.found_file(f"repros/{problem.id}.py"), row.found_file(f"{UPSTREAM}/{problem.id}.md")
+                repro = row.found_file(f"repros/{problem.id}.py")
+                issue = row.found_file(f"{UPSTREAM}/{ready[problem.id]}") if problem.id in ready else None
                 found.append((problem.id, *(os.path.relpath(path, out_dir) if path else None for path in (repro, issue))))
             judged = [test for test in tests if _judged(test.outcome)]
             table.setdefault(family, {})[row.label] = FamilyCell(sum(_passes(test.outcome) for test in judged),
