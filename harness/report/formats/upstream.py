@@ -69,12 +69,25 @@ def _behaviour(problem: problems.Problem) -> str:
     return f"{_STAGE.get(problem.stage, 'it fails')}: {text}"
 
 
-def title(problem: problems.Problem) -> str:
+_DIFFERENCE = re.compile(r"^\s*graph \d+: (?P<what>.+?)(?: \(|$)", re.MULTILINE)
+
+
+def _shown(problem: problems.Problem, checked: Any) -> str | None:
+    """For a wrong answer a standalone repro showed: its first difference, as a maintainer
+    running it will see it (``inputs after the call: values differ from eager`` where the
+    scenario's check saw the output the lost write fed)."""
+    if problem.outcome != "FAIL" or checked is None or not checked.standalone or not ready(problem, checked):
+        return None
+    found = _DIFFERENCE.search(checked.output)
+    return problems.signature(found.group("what")) if found else None
+
+
+def title(problem: problems.Problem, checked: Any = None) -> str:
     """``torch.compile(backend="ts"): compiling fails: RuntimeError: method cannot be used as a value
-    (LSTM: lstm)``, cut to a tracker's title length."""
+    (LSTM: lstm)``, cut to a tracker's title length: the behaviour its repro shows."""
     spec = problem.representative.backend_spec or problem.backend
     subject = f'torch.compile(backend="{spec}")' if problem.backend != BACKEND_FREE else "torch.compile"
-    text = f"{subject}: {_behaviour(problem)}"
+    text = f"{subject}: {_shown(problem, checked) or _behaviour(problem)}"
     if len(text) > 150:
         text = text[:149].rstrip() + "…"
     return f"{text} ({scenario_words(problem.representative)})"
@@ -158,7 +171,7 @@ def issue(problem: problems.Problem, report: UpstreamReport) -> str:
     versions = [f"torch {run.get('torch', '?')}", *([package] if package and not package.startswith("torch ") else []),
                 f"Python {run.get('python', '?')}", run.get("platform", "?"), f"device {run.get('device') or 'cpu'}"]
     rerun = console.repro_command(test, run.get("expectations"), run)
-    lines = [f"# {title(problem)}", "",
+    lines = [f"# {title(problem, checked)}", "",
              f"**Versions**: {', '.join(versions)}.", "",
              f"**What breaks**: {problem.outcome} at stage *{problem.stage or 'unknown'}*, against the backend "
              f"contract's clause *{problem.clause}*. Found by dynamo-aot-suite {run.get('suite', '?')}: "
@@ -202,7 +215,7 @@ def index(found: list[problems.Problem], report: UpstreamReport) -> str:
              "not finish: not to be filed as they are.", "",
              "| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
     for problem in sorted(found, key=lambda problem: ("", NEEDS_SUITE, UNCONFIRMED).index(placed[problem.id])):
-        cell = title(problem).replace("|", "\\|")
+        cell = title(problem, report.checked.get(problem.id)).replace("|", "\\|")
         lines.append(f"| [{cell}]({placed[problem.id]}{problem.id}.md) | {tracker(run, problem)} | "
                      f"{len(problem.tests)} | {status(report.checked.get(problem.id), problem)} |")
     return "\n".join(lines) + "\n"
@@ -211,7 +224,8 @@ def index(found: list[problems.Problem], report: UpstreamReport) -> str:
 def listing(found: list[problems.Problem], report: UpstreamReport) -> str:
     run = report.results.run
     placed = {problem.id: place(problem, report.checked.get(problem.id)) for problem in found}
-    return json.dumps([{"id": problem.id, "title": title(problem), "tracker": tracker(run, problem),
+    return json.dumps([{"id": problem.id, "title": title(problem, report.checked.get(problem.id)),
+                        "tracker": tracker(run, problem),
                         "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
                         "ready": placed[problem.id] == ""}
                        for problem in found], indent=1) + "\n"
