@@ -237,13 +237,15 @@ def first_difference(expected, actual):
 
 
 def described(error):
-    """An error as its type and first line, then what raised it (Dynamo wraps a backend's own)."""
-    parts = []
-    while error is not None and len(parts) < 3:
-        lines = [line for line in str(error).strip().splitlines() if line.strip()]
-        parts.append(f"{type(error).__name__}: {lines[0] if lines else ''}")
+    """The innermost error as its type and first line, and what it came through (Dynamo wraps
+    a backend's own in BackendCompilerFailed)."""
+    chain = []
+    while error is not None and len(chain) < 4:
+        chain.append(error)
         error = error.__cause__ or getattr(error, "inner_exception", None)
-    return ", from ".join(parts)
+    lines = [line for line in str(chain[-1]).strip().splitlines() if line.strip()]
+    through = ", ".join(type(outer).__name__ for outer in chain[:-1])
+    return f"{type(chain[-1]).__name__}: {lines[0] if lines else ''}" + (f" (through {through})" if through else "")
 
 
 def replay(graph, backend):

@@ -61,7 +61,7 @@ def scenario_words(test: TestResult) -> str:
 
 
 def _behaviour(problem: problems.Problem) -> str:
-    text = re.sub(r"^AssertionError: ", "", problem.signature).rstrip(". ")
+    text = re.sub(r"^AssertionError: ", "", problem.signature).rstrip(".: ")
     if problem.outcome in _HOW:
         return f"{_HOW[problem.outcome]} ({text})" if text else _HOW[problem.outcome]
     if problem.stage == CHECK or problem.outcome == "FAIL":
@@ -79,7 +79,7 @@ def _shown(problem: problems.Problem, checked: Any) -> str | None:
     if problem.outcome != "FAIL" or checked is None or not checked.standalone or not ready(problem, checked):
         return None
     found = _DIFFERENCE.search(checked.output)
-    return problems.signature(found.group("what")) if found else None
+    return problems.signature(found.group("what")).rstrip(".: ") if found else None
 
 
 def title(problem: problems.Problem, checked: Any = None) -> str:
