@@ -44,6 +44,24 @@ class SelectionTests(unittest.TestCase):
             with self.assertRaisesRegex(device.DeviceError, r"no runtime module for 'meta'"):
                 device.selected()
 
+    def test_an_out_of_tree_device_without_a_torch_module_is_counted_by_its_package(self):
+        # torch_xla registers the xla device but no torch.xla module (torch-xla 2.9, 2026-12-03):
+        # its package says how many there are, after DYNAMO_SUITE_IMPORTS is imported.
+        with mock.patch.dict(os.environ, {device.DEVICE_ENV: "xla"}), \
+                mock.patch("harness.axes.backends.import_plugins") as imported:
+            for count, raises in ((1, None), (0, r"its package sees no xla device"),
+                                  (None, r"no runtime module for 'xla'")):
+                device._checked.cache_clear()
+                with self.subTest(count=count), mock.patch("harness.compat.out_of_tree_device_count",
+                                                           return_value=count):
+                    if raises is None:
+                        self.assertEqual(device.selected().type, "xla")
+                    else:
+                        with self.assertRaisesRegex(device.DeviceError, raises):
+                            device.selected()
+            imported.assert_called()
+        device._checked.cache_clear()
+
     @unittest.skipIf(torch.cuda.is_available(), "this machine has a CUDA device")
     def test_an_absent_device_says_so(self):
         with mock.patch.dict(os.environ, {device.DEVICE_ENV: "cuda:0"}):
