@@ -127,6 +127,10 @@ def write(results: RunResults, problems: list[Problem], report_dir: Path, captur
     return written
 
 
+TRACEBACK = "Traceback (most recent call last)"
+CRASHED = 3  # the exit code a repro that raised is reported with: not 1, which means the problem shows
+
+
 @dataclass
 class Checked:
     """A repro file as run when a report was written: how it ended and what it printed."""
@@ -153,7 +157,10 @@ def check(path: Path, time_limit: float) -> Checked:
     try:
         done = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True,
                               timeout=time_limit)
-        code, output = done.returncode, done.stdout + (done.stderr if done.returncode not in (0, 1) else "")
+        code, output = done.returncode, done.stdout
+        if code not in (0, 1) or TRACEBACK in done.stderr:
+            # The repro itself failed (an uncaught error also exits 1): what it said is the point.
+            code, output = (code if code not in (0, 1) else CRASHED), output + "\n" + done.stderr[-4000:]
     except subprocess.TimeoutExpired as error:
         printed = error.stdout or ""  # bytes, whatever text= said
         code, output = None, printed.decode(errors="replace") if isinstance(printed, bytes) else printed
@@ -185,10 +192,16 @@ import torch
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -199,7 +212,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

@@ -28,6 +28,7 @@ SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nprint("1 difference(s) from ea
          'compiled nan, eager 0.5")\nsys.exit(1)\n')
 GONE = 'GRAPHS = []\nprint("the problem does not show on mycc_pkg:mycc")\n'
 HANGS = 'GRAPHS = []\nimport time\ntime.sleep(60)\n'
+RAISES = 'GRAPHS = [{"code": "..."}]\nraise NotImplementedError("no kernel for this device")\n'  # exits 1 too
 IN_SCENARIO = ('GRAPHS = []\nimport sys\nprint("running the scenario: ... AssertionError: recompiled 2 times, once '
                'expected")\nsys.exit(1)\n')
 
@@ -52,26 +53,29 @@ class UpstreamReportTests(unittest.TestCase):
                  _test("test_scalars", "ERROR", "ValueError: cannot lower scalar", "backend run"),
                  _test("test_dtype", "FAIL", "AssertionError: output: dtype differs from eager", "check"),
                  _test("test_recompiles", "FAIL", "AssertionError: recompiled 2 times, once expected", "check"),
+                 _test("test_shape", "FAIL", "AssertionError: output: shape differs from eager", "check"),
                  _test("test_passes_unexpectedly", "XPASS", "", "check")]
         problems.assign(tests)
         write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
         found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)
-                 if "dtype" not in problem.signature and "recompiled" not in problem.signature}
+                 if not any(word in problem.signature for word in ("dtype", "recompiled", "shape"))}
         cls.ids = found
         (cls.run_dir / "repros").mkdir()
         cls.ids["dtype"] = next(problem.id for problem in problems.group(tests) if "dtype" in problem.signature)
         found["dtype"] = cls.ids["dtype"]
         cls.ids["scenario"] = found["scenario"] = next(problem.id for problem in problems.group(tests)
                                                        if "recompiled" in problem.signature)
+        cls.ids["raises"] = found["raises"] = next(problem.id for problem in problems.group(tests)
+                                                   if "shape" in problem.signature)
         # A repro that shows a difference, but values where the check named the dtype.
         for key, text in (("FAILcheck", SHOWS), ("ERRORbackend compile", GONE), ("ERRORbackend run", HANGS),
-                          ("dtype", SHOWS), ("scenario", IN_SCENARIO)):
+                          ("dtype", SHOWS), ("scenario", IN_SCENARIO), ("raises", RAISES)):
             (cls.run_dir / "repros" / f"{found[key]}.py").write_text(text)
         cls.done = run_cli("--upstream-reports", str(cls.run_dir), "--timeout", "3")
         cls.upstream = cls.run_dir / "upstream"
 
     PLACES = {"FAILcheck": "", "scenario": "needs-suite/", "ERRORbackend compile": "unconfirmed/",
-              "ERRORbackend run": "unconfirmed/", "dtype": "unconfirmed/"}
+              "ERRORbackend run": "unconfirmed/", "dtype": "unconfirmed/", "raises": "unconfirmed/"}
 
     def issue(self, key: str) -> str:
         return (self.upstream / f"{self.PLACES[key]}{self.ids[key]}.md").read_text()
@@ -82,8 +86,8 @@ class UpstreamReportTests(unittest.TestCase):
         # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
         self.assertEqual(written, sorted([*(f"{place}{self.ids[key]}.md" for key, place in self.PLACES.items()),
                                           "README.md", "issues.json"]))
-        self.assertIn("5 issues, 1 of them ready to file (a standalone repro showed the behaviour named), "
-                      "1 needing the suite, 3 not confirmed", self.done.stdout)
+        self.assertIn("6 issues, 1 of them ready to file (a standalone repro showed the behaviour named), "
+                      "1 needing the suite, 4 not confirmed", self.done.stdout)
 
     def test_an_issue_says_what_a_maintainer_needs(self):
         text = self.issue("FAILcheck")
@@ -110,6 +114,9 @@ class UpstreamReportTests(unittest.TestCase):
         self.assertEqual({key: listing[self.ids[key]]["ready"] for key in self.PLACES},
                          {key: place == "" for key, place in self.PLACES.items()})
         self.assertIn("a difference shows, but not the behaviour the title names", self.issue("dtype"))
+        # A repro that raised (exit 1 as well) showed nothing: it says so, with its error.
+        self.assertIn("the repro itself raised", self.issue("raises"))
+        self.assertIn("NotImplementedError: no kernel for this device", self.issue("raises"))
         self.assertEqual({entry["tracker"] for entry in listing.values()}, {"mycc-pkg"})
         index = (self.upstream / "README.md").read_text()
         self.assertIn("**1 ready to file** (here)", index)
@@ -120,7 +127,7 @@ class UpstreamReportTests(unittest.TestCase):
         rows = board.read([str(self.run_dir)])
         out = self.run_dir.parent / "board"
         data = board.to_json(rows, "now", None, out)
-        self.assertEqual(data["backends"][0]["issues"], {"written": 5, "ready": 1, "index": "../run/upstream/README.md"})
+        self.assertEqual(data["backends"][0]["issues"], {"written": 6, "ready": 1, "index": "../run/upstream/README.md"})
         cells = board.families(rows, out)["test_backend_contract.OutputContractTests"]["mycc"]
         issue = {problem: link for problem, _, link in cells.problems}[self.ids["FAILcheck"]]
         self.assertEqual(issue, f"../run/upstream/{self.ids['FAILcheck']}.md")

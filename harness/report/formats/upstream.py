@@ -22,7 +22,7 @@ from typing import Any
 
 from harness import outcomes
 from harness.measure.stages import AOT_AUTOGRAD, BACKEND_COMPILE, BACKEND_RUN, CAPTURE, CHECK
-from harness.report import console, problems
+from harness.report import console, problems, repros
 from harness.report.formats.format import UpstreamReport
 from harness.report.results import TestResult
 
@@ -135,7 +135,7 @@ def same_behaviour(problem: problems.Problem, output: str) -> bool:
     if problem.outcome == "ERROR" and error:
         return error.group(1) in output
     kind = next((kind for kind in _KINDS if kind in problem.signature), None)
-    return kind is None or kind in output
+    return bool(output.strip()) and (kind is None or kind in output)
 
 
 def ready(problem: problems.Problem, checked: Any) -> bool:
@@ -157,6 +157,8 @@ def status(checked: Any, problem: problems.Problem | None = None) -> str:
         return "not run (the run wrote no repro for it)"
     if checked.exit_code is None:
         return f"still running after {checked.seconds:g} s"
+    if checked.exit_code == repros.CRASHED:
+        return f"the repro itself raised after {checked.seconds:g} s (below); not ready to file"
     if checked.shows and problem is not None and not same_behaviour(problem, checked.output):
         return (f"exit {checked.exit_code} in {checked.seconds:g} s: a difference shows, but not the behaviour the "
                 "title names; not ready to file")

@@ -1,0 +1,219 @@
+"""Standalone repro of a dynamo-aot-suite problem: openvino-fail-output-requires-grad-differs-from-eager-9de89a
+
+FAIL on backend openvino, 4 test(s); made from test.dynamo.test_op_sweep.OpSweepTests_openvino.test_reference_sizes
+  OpCheckFailure: sin (reference input 0) on reference sizes values: outputs differ between eager and the compiled call: the operator would give wrong outputs under torch.compile with this backend. True != False : outputs: requires_grad differs from eager; sin (reference input 1) on reference sizes values: outputs differ between eager and the compiled call: the operator would give wrong outputs und…
+
+Written by dynamo-aot-suite with torch 2.13.0+cpu.
+
+    python openvino-fail-output-requires-grad-differs-from-eager-9de89a.py                      # exit 1: the problem shows; 0: it does not
+    python openvino-fail-output-requires-grad-differs-from-eager-9de89a.py --backend aot_eager  # the same against another backend
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import importlib.util
+import math
+import operator
+import os
+import re
+import subprocess
+import sys
+import types
+from typing import Any
+
+import torch
+
+PROBLEM = 'openvino-fail-output-requires-grad-differs-from-eager-9de89a'
+BACKEND = 'openvino'
+SEARCH_PATH = ['/work/boards/empty/openvino', '/work/boards/venv-openvino/lib/python3.11/site-packages/harness/_bundled']
+SCENARIO = ['test.dynamo.test_op_sweep', 'OpSweepTests', 'test_reference_sizes']
+ENVIRONMENT = {}
+CLASS_SUFFIX = ''
+COMPILE_OPTIONS = {}
+TIME_LIMIT = 64.5
+GRAPHS = [{'code': 'def forward(self, L_tensors_0_ : torch.Tensor, L_tensors_1_ : torch.Tensor, L_tensors_2_ : torch.Tensor, L_tensors_3_ : torch.Tensor, L_tensors_4_ : torch.Tensor, L_tensors_5_ : torch.Tensor, L_tensors_6_ : torch.Tensor, L_tensors_7_ : torch.Tensor, L_tensors_8_ : torch.Tensor, L_tensors_9_ : torch.Tensor, L_tensors_10_ : torch.Tensor, L_tensors_11_ : torch.Tensor, L_tensors_12_ : torch.Tensor, L_tensors_13_ : torch.Tensor, L_tensors_14_ : torch.Tensor, L_tensors_15_ : torch.Tensor, L_tensors_16_ : torch.Tensor, L_tensors_17_ : torch.Tensor, L_tensors_18_ : torch.Tensor, L_tensors_19_ : torch.Tensor, L_tensors_20_ : torch.Tensor, L_tensors_21_ : torch.Tensor, L_tensors_22_ : torch.Tensor, L_tensors_23_ : torch.Tensor, L_tensors_24_ : torch.Tensor, L_tensors_25_ : torch.Tensor, L_tensors_26_ : torch.Tensor, L_tensors_27_ : torch.Tensor, L_tensors_28_ : torch.Tensor, L_tensors_29_ : torch.Tensor, L_tensors_30_ : torch.Tensor, L_tensors_31_ : torch.Tensor, L_tensors_32_ : torch.Tensor, L_tensors_33_ : torch.Tensor, L_tensors_34_ : torch.Tensor, L_tensors_35_ : torch.Tensor, L_tensors_36_ : torch.Tensor, L_tensors_37_ : torch.Tensor, L_tensors_38_ : torch.Tensor, L_tensors_39_ : torch.Tensor, L_tensors_40_ : torch.Tensor, L_tensors_41_ : torch.Tensor, L_tensors_42_ : torch.Tensor, L_tensors_43_ : torch.Tensor, L_tensors_44_ : torch.Tensor, L_tensors_45_ : torch.Tensor, L_tensors_46_ : torch.Tensor, L_tensors_47_ : torch.Tensor, L_tensors_48_ : torch.Tensor, L_tensors_49_ : torch.Tensor):\n    l_tensors_0_ = L_tensors_0_\n    l_tensors_1_ = L_tensors_1_\n    l_tensors_2_ = L_tensors_2_\n    l_tensors_3_ = L_tensors_3_\n    l_tensors_4_ = L_tensors_4_\n    l_tensors_5_ = L_tensors_5_\n    l_tensors_6_ = L_tensors_6_\n    l_tensors_7_ = L_tensors_7_\n    l_tensors_8_ = L_tensors_8_\n    l_tensors_9_ = L_tensors_9_\n    l_tensors_10_ = L_tensors_10_\n    l_tensors_11_ = L_tensors_11_\n    l_tensors_12_ = L_tensors_12_\n    l_tensors_13_ = L_tensors_13_\n    l_tensors_14_ = L_tensors_14_\n    l_tensors_15_ = L_tensors_15_\n    l_tensors_16_ = L_tensors_16_\n    l_tensors_17_ = L_tensors_17_\n    l_tensors_18_ = L_tensors_18_\n    l_tensors_19_ = L_tensors_19_\n    l_tensors_20_ = L_tensors_20_\n    l_tensors_21_ = L_tensors_21_\n    l_tensors_22_ = L_tensors_22_\n    l_tensors_23_ = L_tensors_23_\n    l_tensors_24_ = L_tensors_24_\n    l_tensors_25_ = L_tensors_25_\n    l_tensors_26_ = L_tensors_26_\n    l_tensors_27_ = L_tensors_27_\n    l_tensors_28_ = L_tensors_28_\n    l_tensors_29_ = L_tensors_29_\n    l_tensors_30_ = L_tensors_30_\n    l_tensors_31_ = L_tensors_31_\n    l_tensors_32_ = L_tensors_32_\n    l_tensors_33_ = L_tensors_33_\n    l_tensors_34_ = L_tensors_34_\n    l_tensors_35_ = L_tensors_35_\n    l_tensors_36_ = L_tensors_36_\n    l_tensors_37_ = L_tensors_37_\n    l_tensors_38_ = L_tensors_38_\n    l_tensors_39_ = L_tensors_39_\n    l_tensors_40_ = L_tensors_40_\n    l_tensors_41_ = L_tensors_41_\n    l_tensors_42_ = L_tensors_42_\n    l_tensors_43_ = L_tensors_43_\n    l_tensors_44_ = L_tensors_44_\n    l_tensors_45_ = L_tensors_45_\n    l_tensors_46_ = L_tensors_46_\n    l_tensors_47_ = L_tensors_47_\n    l_tensors_48_ = L_tensors_48_\n    l_tensors_49_ = L_tensors_49_\n    sin = torch.sin(l_tensors_0_);  l_tensors_0_ = None\n    sin_1 = torch.sin(l_tensors_1_);  l_tensors_1_ = None\n    exp = torch.exp(l_tensors_2_);  l_tensors_2_ = None\n    exp_1 = torch.exp(l_tensors_3_);  l_tensors_3_ = None\n    log = torch.log(l_tensors_4_);  l_tensors_4_ = None\n    log_1 = torch.log(l_tensors_5_);  l_tensors_5_ = None\n    abs_1 = torch.abs(l_tensors_6_);  l_tensors_6_ = None\n    abs_2 = torch.abs(l_tensors_7_);  l_tensors_7_ = None\n    neg = torch.neg(l_tensors_8_);  l_tensors_8_ = None\n    neg_1 = torch.neg(l_tensors_9_);  l_tensors_9_ = None\n    sigmoid = torch.sigmoid(l_tensors_10_);  l_tensors_10_ = None\n    sigmoid_1 = torch.sigmoid(l_tensors_11_);  l_tensors_11_ = None\n    tanh = torch.tanh(l_tensors_12_);  l_tensors_12_ = None\n    tanh_1 = torch.tanh(l_tensors_13_);  l_tensors_13_ = None\n    sqrt = torch.sqrt(l_tensors_14_);  l_tensors_14_ = None\n    sqrt_1 = torch.sqrt(l_tensors_15_);  l_tensors_15_ = None\n    rsqrt = torch.rsqrt(l_tensors_16_);  l_tensors_16_ = None\n    rsqrt_1 = torch.rsqrt(l_tensors_17_);  l_tensors_17_ = None\n    erf = torch.erf(l_tensors_18_);  l_tensors_18_ = None\n    erf_1 = torch.erf(l_tensors_19_);  l_tensors_19_ = None\n    relu = torch.nn.functional.relu(l_tensors_20_);  l_tensors_20_ = None\n    relu_1 = torch.nn.functional.relu(l_tensors_21_);  l_tensors_21_ = None\n    silu = torch.nn.functional.silu(l_tensors_22_);  l_tensors_22_ = None\n    silu_1 = torch.nn.functional.silu(l_tensors_23_);  l_tensors_23_ = None\n    add = torch.add(l_tensors_24_, l_tensors_25_);  l_tensors_24_ = l_tensors_25_ = None\n    add_1 = torch.add(l_tensors_26_, l_tensors_27_);  l_tensors_26_ = l_tensors_27_ = None\n    mul = torch.mul(l_tensors_28_, l_tensors_29_);  l_tensors_28_ = l_tensors_29_ = None\n    mul_1 = torch.mul(l_tensors_30_, l_tensors_31_);  l_tensors_30_ = l_tensors_31_ = None\n    sub = torch.sub(l_tensors_32_, l_tensors_33_);  l_tensors_32_ = l_tensors_33_ = None\n    sub_1 = torch.sub(l_tensors_34_, l_tensors_35_);  l_tensors_34_ = l_tensors_35_ = None\n    pow_1 = torch.pow(l_tensors_36_, l_tensors_37_);  l_tensors_36_ = l_tensors_37_ = None\n    pow_2 = torch.pow(l_tensors_38_, l_tensors_39_);  l_tensors_38_ = l_tensors_39_ = None\n    maximum = torch.maximum(l_tensors_40_, l_tensors_41_);  l_tensors_40_ = l_tensors_41_ = None\n    maximum_1 = torch.maximum(l_tensors_42_, l_tensors_43_);  l_tensors_42_ = l_tensors_43_ = None\n    atan2 = torch.atan2(l_tensors_44_, l_tensors_45_);  l_tensors_44_ = l_tensors_45_ = None\n    atan2_1 = torch.atan2(l_tensors_46_, l_tensors_47_);  l_tensors_46_ = l_tensors_47_ = None\n    prod = torch.prod(l_tensors_48_);  l_tensors_48_ = None\n    logsumexp = torch.logsumexp(l_tensors_49_, 0, False);  l_tensors_49_ = None\n    return (sin, sin_1, exp, exp_1, log, log_1, abs_1, abs_2, neg, neg_1, sigmoid, sigmoid_1, tanh, tanh_1, sqrt, sqrt_1, rsqrt, rsqrt_1, erf, erf_1, relu, relu_1, silu, silu_1, add, add_1, mul, mul_1, sub, sub_1, pow_1, pow_2, maximum, maximum_1, atan2, atan2_1, prod, logsumexp)\n', 'inputs': [{'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1, 0, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[]]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1, 0, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[]]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [0.10000479221343994, 8.999987602233887]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1, 0, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[]]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [2.7166119252797216e-05, 8.999987602233887]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1, 0, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[]]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [2.7166119252797216e-05, 8.999987602233887]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1, 0, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[]]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.999950408935547, 8.999975204467773]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.999950408935547, 8.999975204467773]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.999950408935547, 8.999975204467773]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [1.71661376953125e-05, 8.99998664855957]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [2.467632293701172e-05, 8.999987602233887]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.999950408935547, 8.999975204467773]}, {'shape': [0, 1, 3], 'stride': [3, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0, 10, 3], 'stride': [30, 3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.99996566772461, 8.999974250793457]}, {'shape': [1029, 917], 'stride': [917, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'range': [-8.999950408935547, 8.999975204467773]}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}, {'shape': [0], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': []}]}]
+
+
+GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
+           "nan": math.nan}
+
+
+def make_input(spec: Any, generator: torch.Generator) -> Any:
+    """The input a spec describes (the repro file carries a copy of this function)."""
+    if not isinstance(spec, dict):
+        return spec
+    dtype = getattr(torch, spec["dtype"].removeprefix("torch."))
+    broadcast = [dim for dim, (size, step) in enumerate(zip(spec["shape"], spec["stride"])) if size > 1 and not step]
+    if broadcast:  # an expanded tensor: make one slice, then expand it as the original was
+        shape = [1 if dim in broadcast else size for dim, size in enumerate(spec["shape"])]
+        base = dict(spec, shape=shape, requires_grad=False)
+        if "values" in spec:
+            values = torch.tensor(spec["values"], dtype=dtype).reshape(spec["shape"])
+            base["values"] = values[tuple(slice(0, 1) if dim in broadcast else slice(None)
+                                          for dim in range(len(shape)))].tolist()
+        return make_input(base, generator).expand(spec["shape"]).requires_grad_(spec["requires_grad"])
+    if "values" in spec:
+        dense = torch.tensor(spec["values"], dtype=dtype).reshape(spec["shape"])
+    else:
+        low, high = spec.get("range", [0, 1])
+        if dtype.is_floating_point or dtype.is_complex:
+            dense = torch.rand(spec["shape"], generator=generator, dtype=torch.float64) * (high - low) + low
+        else:
+            dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
+        dense = dense.to(dtype)
+    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    tensor.copy_(dense.to(spec["device"]))
+    return tensor.requires_grad_(spec["requires_grad"])
+
+
+def build(code: str) -> types.FunctionType:
+    namespace = dict(GLOBALS)
+    exec(compile(code, "<graph>", "exec"), namespace)
+    return namespace["forward"]
+
+
+def resolve(spec):
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    if ":" not in spec:
+        return spec
+    where, attr = spec.rsplit(":", 1)
+    if where.endswith(".py"):
+        path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
+        loaded = importlib.util.spec_from_file_location("repro_backend", path)
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+    else:
+        sys.path[:0] = [entry for entry in SEARCH_PATH if entry not in sys.path]
+        module = importlib.import_module(where)
+    for part in attr.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def differences(name, expected, actual):
+    """What tells ``actual`` (compiled) apart from ``expected`` (eager)."""
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        if len(expected) != len(actual):
+            return [f"{name}: {len(actual)} values, eager gives {len(expected)}"]
+        return [line for index, pair in enumerate(zip(expected, actual))
+                for line in differences(f"{name}[{index}]", *pair)]
+    if not isinstance(expected, torch.Tensor) or not isinstance(actual, torch.Tensor):
+        return [] if expected == actual else [f"{name}: {actual!r}, eager gives {expected!r}"]
+    for attribute in ("shape", "dtype", "requires_grad"):
+        if getattr(expected, attribute) != getattr(actual, attribute):
+            return [f"{name}: {attribute} {getattr(actual, attribute)}, eager gives {getattr(expected, attribute)}"]
+    try:
+        torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True)
+    except AssertionError as error:
+        detail = " ".join(line.strip() for line in str(error).splitlines()[1:3])
+        return [f"{name}: values differ from eager ({detail}){first_difference(expected, actual)}"]
+    return []
+
+
+def first_difference(expected, actual):
+    """Where the compiled value first differs from eager's, and both values there."""
+    try:
+        want, got = expected.detach().cpu(), actual.detach().cpu()
+        common = torch.promote_types(want.dtype, got.dtype)
+        apart = (~torch.isclose(got.to(common), want.to(common), equal_nan=True)).nonzero()
+        if not len(apart):
+            return ""
+        index = tuple(apart[0].tolist())
+        return f"; first at index {index}: compiled {got[index].item()!r}, eager {want[index].item()!r}"
+    except Exception:  # a dtype isclose does not take: the summary above says enough
+        return ""
+
+
+def described(error):
+    """An error as its type and first line, then what raised it (Dynamo wraps a backend's own)."""
+    parts = []
+    while error is not None and len(parts) < 3:
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        parts.append(f"{type(error).__name__}: {lines[0] if lines else ''}")
+        error = error.__cause__ or getattr(error, "inner_exception", None)
+    return ", from ".join(parts)
+
+
+def replay(graph, backend):
+    forward = build(graph["code"])
+
+    def program(*args):
+        return forward(None, *args)
+
+    eager_inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in graph["inputs"]]
+    compiled_inputs = [make_input(spec, torch.Generator().manual_seed(0)) for spec in graph["inputs"]]
+    torch.manual_seed(0)  # random ops draw the same numbers in both
+    expected = program(*eager_inputs)
+    torch._dynamo.reset()
+    try:
+        torch.manual_seed(0)
+        actual = torch.compile(program, backend=backend, fullgraph=True, **COMPILE_OPTIONS)(*compiled_inputs)
+    except Exception as error:
+        return [f"compiled call raised {described(error)}"]
+    found = differences("output", expected, actual)
+    found += differences("inputs after the call", eager_inputs, compiled_inputs)
+    leaves = [index for index, value in enumerate(eager_inputs)
+              if isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf]
+    outputs = [(want, got) for want, got in zip(*(v if isinstance(v, (list, tuple)) else [v] for v in (expected, actual)))
+               if isinstance(want, torch.Tensor) and want.requires_grad and want.dtype.is_floating_point]
+    if leaves and outputs and not found:
+        try:
+            sum(want.sum() for want, _ in outputs).backward()
+            sum(got.sum() for _, got in outputs).backward()
+        except Exception as error:
+            return [f"backward raised {described(error)}"]
+        found += differences("gradients", [eager_inputs[i].grad for i in leaves],
+                             [compiled_inputs[i].grad for i in leaves])
+    return found
+
+
+def run_scenario(spec):
+    """Run the suite's own scenario on ``spec`` in a subprocess; 0 if it passes."""
+    module, family, method = SCENARIO
+    env = dict(os.environ, DYNAMO_SUITE_BACKENDS=spec, **ENVIRONMENT)
+    env["PYTHONPATH"] = os.pathsep.join(SEARCH_PATH + [env.get("PYTHONPATH", "")])
+    name = subprocess.run([sys.executable, "-c", "import sys; from harness.axes.backends import resolve_backend; "
+                           "print(resolve_backend(sys.argv[1]).name)", spec],
+                          env=env, cwd=SEARCH_PATH[1], capture_output=True, text=True)
+    if name.returncode != 0:
+        print(name.stderr.strip().splitlines()[-1:])
+        return 1
+    test_class = f"{family}_{name.stdout.strip()}{CLASS_SUFFIX}"
+    # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
+    node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
+    has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0
+    command = (["-m", "pytest", "-q", "-p", "no:cacheprovider", node] if has_pytest
+               else ["-m", "unittest", f"{module}.{test_class}.{method}"])
+    print(f"running the scenario: python {' '.join(command)}", flush=True)
+    try:
+        done = subprocess.run([sys.executable, *command], env=env, cwd=SEARCH_PATH[1], timeout=TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        print(f"still running after {TIME_LIMIT} s")
+        return 1
+    return 0 if done.returncode == 0 else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default=BACKEND, help=f"backend spec (default: {BACKEND})")
+    spec = parser.parse_args().backend
+    if GRAPHS:
+        backend = resolve(spec)
+        found = [f"graph {index}: {line}" for index, graph in enumerate(GRAPHS) for line in replay(graph, backend)]
+        if found:
+            print(f"{len(found)} difference(s) from eager on {spec}:")
+            print("\n".join(f"  {line}" for line in found))
+            return 1
+        print(f"the {len(GRAPHS)} graph(s) agree with eager on {spec}; running the scenario itself", flush=True)
+    code = run_scenario(spec)
+    print(f"the problem shows on {spec}" if code else f"the problem does not show on {spec}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
