@@ -128,6 +128,7 @@ def write(results: RunResults, problems: list[Problem], report_dir: Path, captur
 
 
 TRACEBACK = "Traceback (most recent call last)"
+SCENARIO_FALLBACK = "running the scenario itself"  # main() below says so when the graphs agree
 CRASHED = 3  # the exit code a repro that raised is reported with: not 1, which means the problem shows
 
 
@@ -152,7 +153,7 @@ def check(path: Path, time_limit: float) -> Checked:
     """Run the repro at ``path`` here (this interpreter, this environment, where the backend
     is installed) and keep what it printed."""
     text = path.read_text(encoding="utf-8")
-    standalone = not re.search(r"^GRAPHS = \[\]$", text, re.MULTILINE)  # else it runs the suite's scenario
+    has_graphs = not re.search(r"^GRAPHS = \[\]$", text, re.MULTILINE)  # else it runs the suite's scenario
     started = time.monotonic()
     try:
         done = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True,
@@ -164,6 +165,8 @@ def check(path: Path, time_limit: float) -> Checked:
     except subprocess.TimeoutExpired as error:
         printed = error.stdout or ""  # bytes, whatever text= said
         code, output = None, printed.decode(errors="replace") if isinstance(printed, bytes) else printed
+    # Standalone only where its graphs showed it: graphs that agree hand over to the scenario.
+    standalone = has_graphs and SCENARIO_FALLBACK not in output
     return Checked(str(path), text, standalone, code, output.strip(), round(time.monotonic() - started, 1))
 
 
