@@ -34,7 +34,7 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 42.1
-GRAPHS = [{'code': 'def forward(self, L_logits_ : torch.Tensor, L_target_ : torch.Tensor):\n    l_logits_ = L_logits_\n    l_target_ = L_target_\n    log_softmax = l_logits_.log_softmax(-1);  l_logits_ = None\n    mul = log_softmax.mul(0.5);  log_softmax = None\n    loss = torch.nn.functional.cross_entropy(mul, l_target_);  mul = l_target_ = None\n    return (loss,)\n', 'inputs': [{'shape': [256, 1000], 'stride': [1000, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'range': [-4.610095500946045, 4.638122081756592]}, {'shape': [256], 'stride': [1], 'dtype': 'torch.int64', 'device': 'xla', 'requires_grad': False, 'range': [0, 997]}]}, {'code': 'def forward(self, L_loss_ : torch.Tensor):\n    l_loss_ = L_loss_\n    detach = l_loss_.detach();  l_loss_ = None\n    return (detach,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': 7.019293308258057}]}]
+GRAPHS = [{'code': 'def forward(self, L_logits_ : torch.Tensor, L_target_ : torch.Tensor):\n    l_logits_ = L_logits_\n    l_target_ = L_target_\n    log_softmax = l_logits_.log_softmax(-1);  l_logits_ = None\n    mul = log_softmax.mul(0.5);  log_softmax = None\n    loss = torch.nn.functional.cross_entropy(mul, l_target_);  mul = l_target_ = None\n    return (loss,)\n', 'inputs': [{'shape': [256, 1000], 'stride': [1000, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'range': [-4.821314811706543, 4.79437780380249]}, {'shape': [256], 'stride': [1], 'dtype': 'torch.int64', 'device': 'xla', 'requires_grad': False, 'range': [0, 997]}]}, {'code': 'def forward(self, L_loss_ : torch.Tensor):\n    l_loss_ = L_loss_\n    detach = l_loss_.detach();  l_loss_ = None\n    return (detach,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': 7.015414237976074}]}]
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

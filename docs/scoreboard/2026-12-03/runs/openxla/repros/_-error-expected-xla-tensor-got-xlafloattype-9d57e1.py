@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

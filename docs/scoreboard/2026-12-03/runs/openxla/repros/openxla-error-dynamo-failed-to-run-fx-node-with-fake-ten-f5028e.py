@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: openxla-error-dynamo-failed-to-run-fx-node-with-fake-ten-f5028e
 
 ERROR on backend openxla, 1 test(s); made from test.dynamo.test_backend_contract.OutputContractTests_openxla.test_nan_and_inf_propagate
-  TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function <built-in method maximum of type object at 0x7fbb82be7a60>(*(FakeTensor(..., device='xla:0', size=(5,)), FakeTensor(..., device='xla', size=())), **{}): got RuntimeError('Unhandled FakeTensor Device Propagation for aten.maximum.default, found two different devices xla:0, xla')
+  TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function <built-in method maximum of type object at 0x7f4e6f9e7a60>(*(FakeTensor(..., device='xla:0', size=(5,)), FakeTensor(..., device='xla', size=())), **{}): got RuntimeError('Unhandled FakeTensor Device Propagation for aten.maximum.default, found two different devices xla:0, xla')
 
 Written by dynamo-aot-suite with torch 2.9.1+cu128.
 
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

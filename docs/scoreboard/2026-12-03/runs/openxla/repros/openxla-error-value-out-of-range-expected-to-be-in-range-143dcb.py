@@ -34,7 +34,7 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 31.7
-GRAPHS = [{'code': 'def forward(self, L_values_0_ : torch.Tensor):\n    l_values_0_ = L_values_0_\n    sum_1 = torch.sum(l_values_0_);  l_values_0_ = None\n    return (sum_1,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': -4.956233024597168}]}]
+GRAPHS = [{'code': 'def forward(self, L_values_0_ : torch.Tensor):\n    l_values_0_ = L_values_0_\n    sum_1 = torch.sum(l_values_0_);  l_values_0_ = None\n    return (sum_1,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': 6.697559356689453}]}]
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

@@ -34,7 +34,7 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 39.5
-GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor, L_c_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    l_c_ = L_c_\n    mul = l_a_.mul(l_b_);  l_a_ = l_b_ = None\n    sin = mul.sin();  mul = None\n    add = sin.add(l_c_);  sin = l_c_ = None\n    sum_1 = add.sum();  add = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [0.358652263879776, -0.12220800668001175, 1.294854760169983, 0.011976205743849277]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [-0.5160369873046875, -0.5874295830726624, -0.038273222744464874, -0.605195939540863]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [0.13913685083389282, -1.0924386978149414, -0.6168203949928284, 0.024125374853610992]}]}]
+GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor, L_c_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    l_c_ = L_c_\n    mul = l_a_.mul(l_b_);  l_a_ = l_b_ = None\n    sin = mul.sin();  mul = None\n    add = sin.add(l_c_);  sin = l_c_ = None\n    sum_1 = add.sum();  add = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [0.03382399305701256, -1.0511927604675293, 0.5480294823646545, -0.19503721594810486]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [-0.6590638160705566, 0.6048755049705505, 0.4709259569644928, 0.1813681274652481]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [-0.6562485694885254, 0.2323218286037445, -0.47082364559173584, -1.6905490159988403]}]}]
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: openxla-fail-output-values-differ-from-eager-cf8851
 
-FAIL on backend openxla, 5 test(s); made from test.dynamo.test_backend_contract.GradientContractTests_openxla.test_first_order_0_matmul_transposed
-  AssertionError: output: values differ from eager
+FAIL on backend openxla, 5 test(s); made from test.dynamo.test_backend_contract.AutomaticDynamicTests_openxla.test_a_new_size_recompiles_once_with_symbolic_sizes_0_pointwise_and_reduction
+  AssertionError: output[0]: values differ from eager
 
 Written by dynamo-aot-suite with torch 2.9.1+cu128.
 
@@ -29,12 +29,12 @@ import torch
 PROBLEM = 'openxla-fail-output-values-differ-from-eager-cf8851'
 BACKEND = 'openxla'
 SEARCH_PATH = ['/work/boards/empty/openxla', '/tmp/probe_a/xla/lib/python3.11/site-packages/harness/_bundled']
-SCENARIO = ['test.dynamo.test_backend_contract', 'GradientContractTests', 'test_first_order_0_matmul_transposed']
+SCENARIO = ['test.dynamo.test_backend_contract', 'AutomaticDynamicTests', 'test_a_new_size_recompiles_once_with_symbolic_sizes_0_pointwise_and_reduction']
 ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla', 'DYNAMO_SUITE_TIER': 'smoke'}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
-TIME_LIMIT = 33.5
-GRAPHS = [{'code': 'def forward(self, L_w_ : torch.Tensor, L_x_ : torch.Tensor):\n    l_w_ = L_w_\n    l_x_ = L_x_\n    t = l_w_.t();  l_w_ = None\n    matmul = l_x_.matmul(t);  l_x_ = t = None\n    return (matmul,)\n', 'inputs': [{'shape': [4, 5], 'stride': [5, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [[1.2380425930023193, -0.6991526484489441, -0.4816757142543793, 0.9514701962471008, -0.4819188416004181], [0.5234126448631287, -0.3971240222454071, 0.557661771774292, 1.1630688905715942, 1.286725401878357], [-0.705528199672699, -0.14832375943660736, 0.5268326997756958, 0.4141692519187927, 0.5140416622161865], [0.07837329804897308, 0.9300239086151123, 0.17908307909965515, 0.23408173024654388, -0.6286790370941162]]}, {'shape': [3, 5], 'stride': [5, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [[-0.40489867329597473, 0.9208319783210754, -0.4028232991695404, -1.8758995532989502, -0.1708262860774994], [1.8472981452941895, -0.5697517991065979, 1.2369787693023682, 0.036898136138916016, -1.9245525598526], [0.435440331697464, -0.4813198149204254, 0.7773607969284058, -0.3514517843723297, 1.134145736694336]]}]}]
+TIME_LIMIT = 42.3
+GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_w_ : torch.Tensor):\n    l_x_ = L_x_\n    l_w_ = L_w_\n    sin = l_x_.sin()\n    mul = sin.mul(l_w_);  sin = l_w_ = None\n    sum_1 = mul.sum(1);  mul = None\n    cos = l_x_.cos();  l_x_ = None\n    mul_1 = cos.mul(3);  cos = None\n    return (sum_1, mul_1)\n', 'inputs': [{'shape': [3, 6], 'stride': [6, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [[0.14588722586631775, -0.8085178136825562, -2.7338638305664062, 0.808958888053894, 1.395141839981079, -0.5586646199226379], [2.0651979446411133, 0.8936310410499573, 1.8835259675979614, 0.47100117802619934, -0.5361230969429016, -0.6963000893592834], [0.010150691494345665, 1.6650573015213013, 0.6223801374435425, -1.3222745656967163, 0.41767656803131104, 2.933530569076538]]}, {'shape': [6], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [0.03382399305701256, -1.0511927604675293, 0.5480294823646545, -0.19503721594810486, 0.7444791197776794, 0.26787498593330383]}]}]
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: openxla-timeout-stopped-by-the-s-time-limit-in-torch-fun-d8821d
 
-TIMEOUT on backend openxla, 2 test(s); made from test.dynamo.test_training_loop.TrainingLoopTests_openxla.test_compiled_optimizer_step_0_sgd_momentum_foreach
-  stopped by the 40 s time limit in __torch_function__ (torch/utils/_device.py:103); the limit comes from the test's recorded duration, --timeout S sets another
+TIMEOUT on backend openxla, 1 test(s); made from test.dynamo.test_op_sweep.OpSweepTests_openxla.test_op_nn_functional_batch_norm
+  stopped by the 47.2 s time limit in __torch_function__ (torch/utils/_device.py:103); the limit comes from the test's recorded duration, --timeout S sets another
 
 Written by dynamo-aot-suite with torch 2.9.1+cu128.
 
@@ -29,11 +29,11 @@ import torch
 PROBLEM = 'openxla-timeout-stopped-by-the-s-time-limit-in-torch-fun-d8821d'
 BACKEND = 'openxla'
 SEARCH_PATH = ['/work/boards/empty/openxla', '/tmp/probe_a/xla/lib/python3.11/site-packages/harness/_bundled']
-SCENARIO = ['test.dynamo.test_training_loop', 'TrainingLoopTests', 'test_compiled_optimizer_step_0_sgd_momentum_foreach']
+SCENARIO = ['test.dynamo.test_op_sweep', 'OpSweepTests', 'test_op_nn_functional_batch_norm']
 ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla', 'DYNAMO_SUITE_TIER': 'smoke'}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
-TIME_LIMIT = 40.0
+TIME_LIMIT = 47.2
 GRAPHS = []
 
 
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):

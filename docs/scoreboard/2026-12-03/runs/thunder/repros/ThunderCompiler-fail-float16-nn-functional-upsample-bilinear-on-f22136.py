@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):
@@ -130,13 +136,15 @@ def first_difference(expected, actual):
 
 
 def described(error):
-    """An error as its type and first line, then what raised it (Dynamo wraps a backend's own)."""
-    parts = []
-    while error is not None and len(parts) < 3:
-        lines = [line for line in str(error).strip().splitlines() if line.strip()]
-        parts.append(f"{type(error).__name__}: {lines[0] if lines else ''}")
+    """The innermost error as its type and first line, and what it came through (Dynamo wraps
+    a backend's own in BackendCompilerFailed)."""
+    chain = []
+    while error is not None and len(chain) < 4:
+        chain.append(error)
         error = error.__cause__ or getattr(error, "inner_exception", None)
-    return ", from ".join(parts)
+    lines = [line for line in str(chain[-1]).strip().splitlines() if line.strip()]
+    through = ", ".join(type(outer).__name__ for outer in chain[:-1])
+    return f"{type(chain[-1]).__name__}: {lines[0] if lines else ''}" + (f" (through {through})" if through else "")
 
 
 def replay(graph, backend):

@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: ThunderCompiler-fail-output-requires-grad-differs-from-eager-b3c65c
 
-FAIL on backend ThunderCompiler, 3 test(s); made from test.dynamo.test_tracing_transforms.FunctionalizedMutationTests_ThunderCompiler.test_mutation_under_no_grad_of_leaf_requiring_grad
-  AssertionError: True != False : output: requires_grad differs from eager
+FAIL on backend ThunderCompiler, 3 test(s); made from test.dynamo.test_aot_autograd.DonatedBufferTests_ThunderCompiler.test_backward_with_create_graph_first
+  AssertionError: True != False : output[0]: requires_grad differs from eager
 
 Written by dynamo-aot-suite with torch 2.9.1+cu128.
 
@@ -29,12 +29,12 @@ import torch
 PROBLEM = 'ThunderCompiler-fail-output-requires-grad-differs-from-eager-b3c65c'
 BACKEND = 'thunder.dynamo:ThunderCompiler()'
 SEARCH_PATH = ['/work/boards/empty/thunder', '/tmp/probe_a/thunder/lib/python3.11/site-packages/harness/_bundled']
-SCENARIO = ['test.dynamo.test_tracing_transforms', 'FunctionalizedMutationTests', 'test_mutation_under_no_grad_of_leaf_requiring_grad']
+SCENARIO = ['test.dynamo.test_aot_autograd', 'DonatedBufferTests', 'test_backward_with_create_graph_first']
 ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
-TIME_LIMIT = 36.6
-GRAPHS = [{'code': 'def forward(self, L_w_ : torch.Tensor, L_g_ : torch.Tensor):\n    l_w_ = L_w_\n    l_g_ = L_g_\n    _set_grad_enabled = torch._C._set_grad_enabled(False);  _set_grad_enabled = None\n    mul = l_g_.mul(0.1);  l_g_ = None\n    sub_ = l_w_.sub_(mul);  mul = sub_ = None\n    _set_grad_enabled_1 = torch._C._set_grad_enabled(True);  _set_grad_enabled_1 = None\n    mul_1 = l_w_.mul(2);  l_w_ = None\n    return (mul_1,)\n', 'inputs': [{'shape': [3], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [1.484152913093567, -0.18497666716575623, -2.0389299392700195]}, {'shape': [3], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [0.5684312582015991, -1.0845223665237427, -1.3985954523086548]}]}]
+TIME_LIMIT = 34.7
+GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_self_parameters_param_ : torch.nn.parameter.Parameter):\n    l_x_ = L_x_\n    l_self_parameters_param_ = L_self_parameters_param_\n    relu = torch.nn.functional.relu(l_x_);  l_x_ = None\n    add = relu.add(l_self_parameters_param_);  relu = l_self_parameters_param_ = None\n    return (add,)\n', 'inputs': [{'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[1.5409960746765137, -0.293428897857666, -2.1787893772125244], [0.5684312582015991, -1.0845223665237427, -1.3985954523086548], [0.40334683656692505, 0.8380263447761536, -0.7192575931549072]]}, {'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]}]}]
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
@@ -78,10 +78,16 @@ def build(code: str) -> types.FunctionType:
 
 
 def resolve(spec):
-    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr."""
+    """A backend spec as run_tests.py takes it: a registered name, module:attr or file.py:attr,
+    ``attr()`` called (a compiler class: thunder.dynamo:ThunderCompiler()); first the modules the
+    run imported (DYNAMO_SUITE_IMPORTS: they register a backend or a device, torch_xla's)."""
+    for name in filter(None, ENVIRONMENT.get("DYNAMO_SUITE_IMPORTS", "").split(",")):
+        importlib.import_module(name.strip())
     if ":" not in spec:
         return spec
     where, attr = spec.rsplit(":", 1)
+    called = attr.endswith("()")
+    attr = attr.removesuffix("()")
     if where.endswith(".py"):
         path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
@@ -92,7 +98,7 @@ def resolve(spec):
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
-    return module
+    return module() if called else module
 
 
 def differences(name, expected, actual):
@@ -130,13 +136,15 @@ def first_difference(expected, actual):
 
 
 def described(error):
-    """An error as its type and first line, then what raised it (Dynamo wraps a backend's own)."""
-    parts = []
-    while error is not None and len(parts) < 3:
-        lines = [line for line in str(error).strip().splitlines() if line.strip()]
-        parts.append(f"{type(error).__name__}: {lines[0] if lines else ''}")
+    """The innermost error as its type and first line, and what it came through (Dynamo wraps
+    a backend's own in BackendCompilerFailed)."""
+    chain = []
+    while error is not None and len(chain) < 4:
+        chain.append(error)
         error = error.__cause__ or getattr(error, "inner_exception", None)
-    return ", from ".join(parts)
+    lines = [line for line in str(chain[-1]).strip().splitlines() if line.strip()]
+    through = ", ".join(type(outer).__name__ for outer in chain[:-1])
+    return f"{type(chain[-1]).__name__}: {lines[0] if lines else ''}" + (f" (through {through})" if through else "")
 
 
 def replay(graph, backend):
