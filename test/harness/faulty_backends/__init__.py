@@ -62,6 +62,7 @@ from test.harness.faulty_backends.contract import (
     detaches_outputs,
     drops_input_mutations,
     ignores_kernel_options,
+    keeps_detached_tensors,
     keeps_its_own_generator,
     leaves_grad_disabled,
     memoizes_on_shapes,
@@ -144,6 +145,7 @@ __all__ = [
     "unwraps_subclasses",
     "replays_random_draws",
     "keeps_its_own_generator",
+    "keeps_detached_tensors",
     # state
     "caches_by_graph_structure",
     "freezes_module_state",
