@@ -471,6 +471,18 @@ def cpu_allocations(profiler: Any) -> list[tuple[int, int, int]]:
     return sorted(found)
 
 
+def storage_alive(tensor: torch.Tensor) -> Callable[[], bool]:
+    """Whether ``tensor``'s memory (its storage, not the Python tensor object) is still held
+    by anyone: a detached copy or a view kept elsewhere keeps it alive. A weak reference to
+    the storage itself, the one torch.multiprocessing keeps (StorageWeakRef, unchanged from
+    2.9 to 2.14); a Python weakref to ``untyped_storage()`` would follow the wrapper object,
+    which torch may keep or drop on its own."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    ref = StorageWeakRef(tensor.untyped_storage())
+    return lambda: not ref.expired()
+
+
 def scoped_library(namespace: str, kind: str = "FRAGMENT"):
     return torch.library._scoped_library(namespace, kind)
 

@@ -95,7 +95,7 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     (r"same seed|dropout mask|dropped other elements|another mask|random values repeat|two seeded runs"
      r"|implausible fraction", RANDOM_OPS),
     (r"subclass|rewrapped|per inner tensor", SUBCLASSES),
-    (r"earlier call's output|after the input was changed|second call's output|stay alive after the caller"
+    (r"earlier call's output|after the input was changed|second call's output|stay (alive|in memory) after the caller"
      r"|identical calls differ", CALL_INDEPENDENCE),
     (r"gave a result where eager raises|raised something else than (an index error|eager's)|gave a result$",
      ERRORS_RAISED),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 import unittest
 from dataclasses import dataclass, field
@@ -351,9 +352,12 @@ class OperatorChecker:
         training), ``sample`` compares values and gradients with eager. Otherwise a backend
         may draw other numbers than eager, but the compiled call must give eager's shapes and
         dtypes, repeat itself under the same ``torch.manual_seed``, draw anew under other
-        seeds (where eager's results differ between them), and compute gradients through the
-        draws its forward made: the gradient of a weighted sum of the outputs, along a random
-        direction, must match the finite difference of two compiled calls under the same seed.
+        seeds (where eager's results differ between them), draw from eager's law (_check_law:
+        each output element's draws over LAW_CALLS calls against eager's, a two-sample
+        Kolmogorov-Smirnov test at a false-alarm rate of LAW_FALSE_ALARM), and compute
+        gradients through the draws its forward made: the gradient of a weighted sum of the
+        outputs, along a random direction, must match the finite difference of two compiled
+        calls under the same seed.
         """
         tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
 
@@ -377,6 +381,7 @@ class OperatorChecker:
                                 for seed in SEEDS[1:]):
             raise OpCheckFailure(f"compiled calls under {len(SEEDS)} different seeds drew the same numbers (eager's "
                                  "differ): the operator does not draw from torch's generator under this backend")
+        _check_law(flat_fn, compiled, tensors, self.tolerance_scale)
         _check_gradients_of_draws(flat_fn, compiled, tensors, compare)
         return _graphs(counter)
 
@@ -611,6 +616,90 @@ def _directional(fn: Callable, tensors: list[torch.Tensor], seed: int) -> tuple[
 def _agree(predicted: float, measured: float) -> bool:
     # 5% of the derivative, plus the finite difference's own float32 error (about 1e-4 here).
     return abs(predicted - measured) <= 0.05 * max(abs(measured), abs(predicted)) + 1e-3
+
+
+# The law of the draws: LAW_CALLS successive calls after one torch.manual_seed(LAW_SEED),
+# eager's and the compiled call's, each output element's draws compared by a two-sample
+# Kolmogorov-Smirnov test. Element by element, not pooled over a call's elements: an element
+# has a law of its own (bernoulli's p, normal's mean and std are tensors), and a call's
+# elements may share their draws (dropout2d drops whole channels), which a pooled sample's
+# size would overstate. 500 calls cost about 0.05 s on aot_eager for a small sample, and tell
+# laws apart whose distribution functions differ by about 0.19 somewhere (bernoulli at p =
+# 0.08 against 0.5 differs by 0.42; normal with std 0.26 against 1 by 0.28).
+LAW_CALLS = 500
+LAW_SEED = 20260
+LAW_FALSE_ALARM = 1e-6  # for all of a check's elements together: each is tested at its share
+
+
+def ks_critical(calls: int, false_alarm: float) -> int:
+    """The least count c such that two samples of ``calls`` draws each from one continuous
+    law have distribution functions c / calls apart somewhere (the two-sample KS statistic)
+    with probability at most ``false_alarm``: the first term of the Gnedenko-Korolyuk series,
+    2 C(2n, n-c) / C(2n, n), bounds that probability for equal sizes, since the series
+    alternates and its terms shrink. Draws from a discrete law (ties) only make large
+    distances rarer."""
+    log_central = 2 * math.lgamma(calls + 1)
+    for c in range(1, calls + 1):
+        log_term = log_central - math.lgamma(calls - c + 1) - math.lgamma(calls + c + 1)
+        if math.log(2) + log_term <= math.log(false_alarm):
+            return c
+    return calls + 1  # no sample this small can tell laws apart at that rate
+
+
+def _draws(fn: Callable, tensors: list[torch.Tensor]) -> list[tuple[torch.dtype, torch.Tensor]]:
+    """Each tensor output's dtype and draws over LAW_CALLS calls: (elements, calls) in
+    float64, NaN as +inf (a NaN sorts nowhere)."""
+    calls = []
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(LAW_SEED)
+        for _ in range(LAW_CALLS):
+            calls.append([leaf.detach() for leaf in pytree.tree_leaves(fn(*_fresh_copies(tensors)))
+                          if isinstance(leaf, torch.Tensor)])
+    draws = []
+    for leaves in zip(*calls):
+        stacked = torch.stack([torch.view_as_real(leaf) if leaf.is_complex() else leaf for leaf in leaves])
+        values = stacked.reshape(LAW_CALLS, stacked[0].numel()).to("cpu", torch.float64).t().contiguous()
+        draws.append((leaves[0].dtype, values.nan_to_num(nan=math.inf, posinf=math.inf, neginf=-math.inf)))
+    return draws
+
+
+def ks_distances(eager: torch.Tensor, compiled: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    """Per row (an element's draws): how far apart the two samples' distribution functions
+    are, in draws, where each value may move by the tolerance: a backend computing the drawn
+    values with other roundings (dropout's 1 / (1 - p) scale, inductor) draws from the same law."""
+    eager, compiled = eager.sort(dim=1).values, compiled.sort(dim=1).values
+
+    def excess(low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
+        # Most draws of ``low`` at or below a value t, less those of ``high`` at or below t
+        # plus its tolerance: where ``low``'s law puts more weight below t than ``high``'s.
+        below = torch.searchsorted(low, low, right=True)
+        moved = torch.where(low.isinf(), low, low + atol + rtol * low.abs())
+        return (below - torch.searchsorted(high, moved, right=True)).amax(dim=1)
+
+    return torch.maximum(excess(eager, compiled), excess(compiled, eager)).clamp(min=0)
+
+
+def _check_law(flat_fn: Callable, compiled: Callable, tensors: list[torch.Tensor], tolerance_scale: float) -> None:
+    """The compiled call's draws follow eager's law, element by element (LAW_CALLS)."""
+    eager_draws, compiled_draws = _draws(flat_fn, tensors), _draws(compiled, tensors)
+    elements = sum(draws.shape[0] for _, draws in eager_draws)
+    if not elements:
+        return
+    critical = ks_critical(LAW_CALLS, LAW_FALSE_ALARM / elements)
+    for index, ((dtype, want), (_, got)) in enumerate(zip(eager_draws, compiled_draws)):
+        if not want.numel():
+            continue
+        rtol, atol = tolerance(dtype, tolerance_scale) if dtype.is_floating_point or dtype.is_complex else (0.0, 0.0)
+        distances = ks_distances(want, got, rtol, atol)
+        worst = int(distances.argmax())
+        if distances[worst] >= critical:
+            e, c = want[worst], got[worst]
+            raise OpCheckFailure(
+                f"the draws do not follow eager's law: output {index}, element {worst}, over {LAW_CALLS} calls each: "
+                f"the distribution functions differ by {int(distances[worst]) / LAW_CALLS:.3f} (Kolmogorov-Smirnov; "
+                f"{critical / LAW_CALLS:.3f} at a false-alarm rate of {LAW_FALSE_ALARM:g}); eager's draws have mean "
+                f"{float(e.mean()):.4g} and std {float(e.std()):.4g}, the compiled call's {float(c.mean()):.4g} and "
+                f"{float(c.std()):.4g}")
 
 
 def _check_gradients_of_draws(flat_fn: Callable, compiled: Callable, tensors: list[torch.Tensor], compare) -> None:

@@ -30,7 +30,7 @@ from parameterized import parameterized
 
 from harness import compat
 from harness import (BackendTestCase, DynamoTestCase, GraphRecorder, assert_close, for_each_backend, graph_text, graphs,
-                     in_place_nodes, writes_into_inputs)
+                     in_place_nodes, random_op_check, writes_into_inputs)
 
 LEAF_IN_PLACE = r"a leaf Variable that requires grad is being used in an in-place operation"
 NOT_A_TUPLE = r"Graph output must be a \(\)"
@@ -282,6 +282,15 @@ class RandomOpsTests(BackendTestCase):
     def test_successive_calls_draw_fresh_numbers(self):
         compiled, x = self.compile(self.dropout), torch.randn(1000)
         self.assertFalse(torch.equal(compiled(x), compiled(x)), "two calls drew the same dropout mask")
+
+    @parameterized.expand([("p_0_1", 0.1), ("p_0_5", 0.5), ("p_0_9", 0.9)])
+    def test_dropout_draws_from_eagers_law(self, _name, p):
+        # At p = 0.5 alone, keeping and dropping are equally likely and the scale is 1 / p
+        # too: a kernel that swaps them, or ignores p, would pass. Each element's draws over
+        # calls against eager's (opcheck's law of the draws), with reproducibility, fresh
+        # draws and the gradient through the mask.
+        x = torch.randn(16, requires_grad=True)
+        random_op_check(F.dropout, (x,), {"p": p, "training": True}, self.counter, testcase=self)
 
     @unittest.skipUnless(torch.cuda.is_available(), "philox RNG functionalization (functionalize_rng_ops) is CUDA-only")
     def test_functionalized_rng_matches_eager_on_cuda(self):

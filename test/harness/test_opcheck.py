@@ -11,12 +11,12 @@ from pathlib import Path
 import torch
 
 from harness import compat
-from harness.checks import clauses, value_domains
+from harness.checks import clauses, opcheck, value_domains
 from harness.checks.opcheck import (
     Call, Difference, EagerError, NoGraphCaptured, OpCheckFailure, OperatorChecker, op_check, random_op_check)
 from test.harness.faulty_backends import (
-    keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes, replays_random_draws, wrong_gradients,
-    wrong_values)
+    bernoulli_ignores_p, dropout_ignores_p, keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes,
+    normal_ignores_std, replays_random_draws, wrong_gradients, wrong_values)
 
 # Its own seconds (test/harness/budgets.py): 6 s measured 2026-11-29.
 TIME_BUDGET_S = 20
@@ -116,6 +116,56 @@ class RandomOpCheckTests(unittest.TestCase):
     def test_gradients_not_through_the_forward_draws_are_caught(self):
         with self.assertRaisesRegex(OpCheckFailure, r"the gradient does not follow the forward's draws"):
             random_op_check(_dropout, (self.x,), {}, wrong_gradients)
+
+    def test_draws_from_another_law_are_caught(self):
+        # Seeded, fresh per call, shaped and differentiable as eager's: only the law is wrong.
+        p, mean, std = torch.full((16,), 0.08, requires_grad=True), torch.randn(4), torch.full((4,), 5.1)
+        for backend, op, args, kwargs in (
+                (bernoulli_ignores_p, torch.bernoulli, (p,), {}),
+                (normal_ignores_std, torch.normal, (mean, std), {}),
+                (dropout_ignores_p, torch.nn.functional.dropout, (self.x,), {"p": 0.1, "training": True}),
+                (dropout_ignores_p, torch.nn.functional.dropout, (self.x,), {"p": 0.9, "training": True})):
+            with self.subTest(backend=backend.__name__, kwargs=kwargs):
+                compat.reset_dynamo()
+                with self.assertRaisesRegex(OpCheckFailure, r"^the draws do not follow eager's law: output 0"):
+                    random_op_check(op, args, kwargs, backend)
+
+    def test_the_law_is_judged_element_by_element(self):
+        # Half the elements at p = 0.1, half at 0.9: pooled, the draws of a backend that swaps
+        # the halves have eager's law; element by element they do not.
+        p = torch.tensor([0.1, 0.9] * 4)
+
+        def swapped(gm, example_inputs):
+            return lambda p: gm(p.flip(0))
+
+        random_op_check(torch.bernoulli, (p,), {}, "aot_eager")
+        with self.assertRaisesRegex(OpCheckFailure, r"do not follow eager's law"):
+            random_op_check(torch.bernoulli, (p,), {}, swapped)
+
+
+class KolmogorovSmirnovTests(unittest.TestCase):
+    def test_the_critical_count_bounds_the_false_alarm_rate(self):
+        import math
+
+        def first_term(n: int, c: int) -> float:
+            return 2 * math.exp(2 * math.lgamma(n + 1) - math.lgamma(n - c + 1) - math.lgamma(n + c + 1))
+
+        for n, rate in ((500, 1e-6), (500, 1e-8), (100, 1e-3)):
+            c = opcheck.ks_critical(n, rate)
+            self.assertLessEqual(first_term(n, c), rate)
+            self.assertGreater(first_term(n, c - 1), rate)
+            # About Smirnov's asymptotic sqrt(ln(2 / rate) / n), in draws.
+            self.assertAlmostEqual(c / n, math.sqrt(math.log(2 / rate) / n), delta=0.02)
+
+    def test_distances_count_draws_and_allow_the_tolerance(self):
+        draws = torch.rand(3, 200, dtype=torch.float64)
+        self.assertEqual(opcheck.ks_distances(draws, draws.flip(1), 0.0, 0.0).tolist(), [0, 0, 0])
+        rounded = draws * (1 + 1e-7)
+        self.assertEqual(opcheck.ks_distances(draws, rounded, 1e-6, 0.0).tolist(), [0, 0, 0])
+        self.assertEqual(opcheck.ks_distances(draws, draws + 2, 1e-6, 0.0).tolist(), [200] * 3)
+        coins = torch.tensor([[0.0] * 150 + [1.0] * 50])
+        self.assertEqual(opcheck.ks_distances(coins, coins.roll(7, 1), 0.0, 0.0).tolist(), [0])
+        self.assertEqual(opcheck.ks_distances(coins, 1 - coins, 0.0, 0.0).tolist(), [100])
 
 
 class ValueDomainTests(unittest.TestCase):

@@ -19,7 +19,8 @@ from harness.testcase import smoke
 from harness.run.collection import collect
 from test.harness import faulty_backends
 from test.proofs import (test_distributed_faults, test_eager_share_faults, test_export_faults, test_faulty_backends,
-                         test_faulty_models, test_faulty_transforms, test_scope_faults, test_variant_faults)
+                         test_faulty_models, test_faulty_transforms, test_random_law_faults, test_scope_faults,
+                         test_variant_faults)
 from test.harness.cli import run_cli
 
 MODULE = "test.dynamo."
@@ -159,6 +160,11 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
         # training, as the refusal contract's run declares it (test_scope_faults).
         elsewhere = (set(test_export_faults.FAULTS) | set(test_distributed_faults.FAULTS)
                      | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS})
+        # Random kernels off eager's law and a runtime holding every call's memory (issue 65):
+        # test_random_law_faults catches them; no smoke pick yet (the bernoulli and normal op
+        # tests and the dropout law tests are outside the default tier the picks come from),
+        # until the tier is chosen again with them in the kill matrix.
+        elsewhere |= set(test_random_law_faults.CATCHES)
         self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS) - variant_only
                          - eager_share_only - elsewhere, set(), "a faulty backend with no smoke test on record")
         for fault, scenario in CAUGHT_OUTSIDE_FAULTS.items():

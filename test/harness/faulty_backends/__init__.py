@@ -34,6 +34,8 @@ holds one catalogue, with the self-test that runs it:
   test/proofs/test_scope_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
   (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
+* ``draws``: right in everything but the law of a random operator's draws
+  (harness/checks/opcheck.py; test/proofs/test_random_law_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -62,6 +64,7 @@ from test.harness.faulty_backends.contract import (
     detaches_outputs,
     drops_input_mutations,
     ignores_kernel_options,
+    keeps_detached_tensors,
     keeps_its_own_generator,
     leaves_grad_disabled,
     memoizes_on_shapes,
@@ -77,6 +80,7 @@ from test.harness.faulty_backends.contract import (
     wrong_values,
     writes_results_into_inputs,
 )
+from test.harness.faulty_backends.draws import bernoulli_ignores_p, dropout_ignores_p, normal_ignores_std
 from test.harness.faulty_backends.eager_share import (
     EAGER_OP,
     backward_eagerly,
@@ -144,6 +148,11 @@ __all__ = [
     "unwraps_subclasses",
     "replays_random_draws",
     "keeps_its_own_generator",
+    "keeps_detached_tensors",
+    # draws
+    "bernoulli_ignores_p",
+    "normal_ignores_std",
+    "dropout_ignores_p",
     # state
     "caches_by_graph_structure",
     "freezes_module_state",

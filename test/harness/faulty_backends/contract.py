@@ -375,6 +375,20 @@ def replays_random_draws(gm: torch.fx.GraphModule, example_inputs: list[Any]) ->
     return run
 
 
+def keeps_detached_tensors(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *independence across calls* (memory let go of). Runs the graph as captured and
+    keeps a detached alias of every tensor input and output of every call (a runtime caching
+    buffers by call): the caller's tensor objects are freed, their memory never is."""
+    kept: list[torch.Tensor] = []
+
+    def run(*args: Any) -> Any:
+        result = gm(*args)
+        kept.extend(leaf.detach() for leaf in pytree.tree_leaves((args, result)) if isinstance(leaf, torch.Tensor))
+        return result
+
+    return run
+
+
 def keeps_its_own_generator(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     """Breaks: *the global generator drives random ops*. The graph draws from a private
     generator seeded at compile time and never from torch's global one: calls differ from
