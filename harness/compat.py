@@ -165,6 +165,27 @@ def recompiles_allowed(count: int):
     return config.patch(**{name: max(count, getattr(config, name)) for name in names})
 
 
+def recompiles_refused():
+    """A context in which a call that would compile its function anew raises instead
+    (``refused_recompile`` tells that error): a call inside it runs the code compiled before,
+    or nothing."""
+    return torch.compiler.set_stance("fail_on_recompile")
+
+
+_RECOMPILE_REFUSED = re.compile(r"Detected recompile when torch\.compile stance is 'fail_on_recompile'")
+
+
+def refused_recompile(error: BaseException) -> bool:
+    """Whether ``error`` is ``recompiles_refused``'s: the call needed a new graph."""
+    return isinstance(error, RuntimeError) and _RECOMPILE_REFUSED.search(str(error)) is not None
+
+
+# How a runtime assert names a value the graph read from the data (``x.item()``) when its
+# message is the checked condition (inductor's, which drops torch._check's own message): an
+# unbacked symbol, ``u0 <= 3``.
+UNBACKED_SYMBOL = r"u\d+"
+
+
 def dynamo_config_value(name: str) -> Any:
     """The current value of one of Dynamo's config keys (``assume_static_by_default``)."""
     return getattr(torch._dynamo.config, name)

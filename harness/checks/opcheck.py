@@ -488,27 +488,122 @@ class OperatorChecker:
             return " ".join(lines[:3])
         return None
 
-    def raises_as_eager(self, call: Call) -> str | None:
-        """An error input (``call.raises``: what eager raises on it) compiled alone, since a
-        call that raises ends its graph: the compiled call must raise too, an exception of
-        eager's type (Dynamo raising it during tracing wraps it: its cause then) whose message
-        matches where eager's does. What it did instead, in words, or None."""
+    def raises_as_eager(self, call: Call) -> "ErrorVerdict":
+        """An error input (``call.raises``: what eager raises on it), compiled alone since a
+        call that raises ends its graph: the compiled call must raise an exception of eager's
+        type whose message matches where eager's does (through Dynamo's wrapping: its cause).
+
+        Where eager accepts the error input's tensors with other values (valid_values: the
+        error is in the data, an index past the end), the function is compiled on those first
+        and the error input's own values are then passed to that compiled code, recompiles
+        refused: the code the backend compiled must make eager's check on every call. Where
+        no values make eager accept (the error is in the sizes, dtypes, layouts or Python
+        arguments: Dynamo guards on all of those), the error input is compiled as it is, and
+        Dynamo's tracing (fake tensors, meta functions) usually rejects it before any backend
+        runs: those are not the backend's to judge. The verdict says which it was."""
         eager = call.raises
         tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
         compat.reset_dynamo()
         counter = self._counter()
+        compiled = self._compiled(flat_fn, counter)
+        valid = valid_values(call)
+        if valid is not None:
+            try:
+                compiled(*valid)
+            except Exception as error:  # noqa: BLE001 -- the backend fails where eager computes
+                return ErrorVerdict(f"{call.name}: raised on values eager accepts (the error input's tensors with valid "
+                                    f"values), so its error could not be tried: {_first_line(error)}", reached=True)
+            if counter.frame_count:
+                try:
+                    with compat.recompiles_refused():
+                        result = compiled(*tensors)
+                except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
+                    if not compat.refused_recompile(error):
+                        return ErrorVerdict(_unlike_eager(call, error), reached=True)
+                    # Dynamo guards on these values: they are a compile of their own, below.
+                else:
+                    del result
+                    return ErrorVerdict(_result_where_eager_raises(call), reached=True)
+            compat.reset_dynamo()
+            counter = self._counter()
+            compiled = self._compiled(flat_fn, counter)
         try:
-            result = self._compiled(flat_fn, counter)(*tensors)
+            result = compiled(*tensors)
         except Exception as error:  # noqa: BLE001 -- what eager raises, or something else
-            # Rejected while Dynamo traced, before the backend received a graph: torch's
+            # With no graph the backend received, Dynamo rejected the call while tracing: torch's
             # meta functions raise their own exceptions (aminmax's RuntimeError for eager's
             # IndexError), the same for every backend; only the backend's are judged.
-            if counter.frame_count and not eager.raised_like(error):
-                return (f"{call.name}: raised something else than eager's {eager.error_type.__name__} "
-                        f"({eager.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
-            return None
+            if not counter.frame_count:
+                return ErrorVerdict(None, reached=False)
+            return ErrorVerdict(_unlike_eager(call, error), reached=True)
         del result
-        return f"{call.name}: gave a result where eager raises {eager.error_type.__name__}: {eager.message[:160]}"
+        return ErrorVerdict(_result_where_eager_raises(call), reached=counter.frame_count > 0)
+
+
+@dataclass(frozen=True)
+class ErrorVerdict:
+    """How a compiled call met an error input (OperatorChecker.raises_as_eager): ``problem``,
+    what it did instead of raising eager's error, in words (None: it raised it, or Dynamo
+    rejected the input first); ``reached``, whether the input reached code the backend
+    compiled (False: Dynamo rejected it while tracing, before any backend ran)."""
+
+    problem: str | None
+    reached: bool
+
+
+# Values that make an error input's tensors valid for most operators whose check is on the
+# data: an integer tensor of zeros indexes the first element of any non-empty dimension; a
+# floating one drawn from [0, 1) is a probability or a binary target.
+# (From a generator of their own: the global one's state is the test's to keep.)
+_VALID_REWRITES = (
+    lambda tensor, generator: tensor if tensor.is_floating_point() or tensor.is_complex() else tensor.zero_(),
+    lambda tensor, generator: tensor.uniform_(generator=generator) if tensor.is_floating_point() else
+    tensor if tensor.is_complex() else tensor.zero_(),
+)
+
+
+def valid_values(call: Call) -> list[torch.Tensor] | None:
+    """The error input's tensors, laid out as they are (layout_copies: sizes, strides,
+    overlaps, dtypes, so Dynamo's guards hold for both), with values eager accepts (the
+    first of _VALID_REWRITES that works), or None: no such values, the error is not in the
+    data."""
+    tensors, flat_fn = _flattened(call.func, call.args, call.kwargs)
+    if not tensors or not all(isinstance(tensor, torch.Tensor) and type(tensor) is torch.Tensor for tensor in tensors):
+        return None
+    storages = {tensor.untyped_storage().data_ptr() for tensor in tensors if tensor.untyped_storage().nbytes()}
+    if len(storages) < sum(bool(tensor.untyped_storage().nbytes()) for tensor in tensors):
+        return None  # tensors sharing memory (an out= overlapping an input): copies would not share it
+    generator = torch.Generator(device=tensors[0].device).manual_seed(0)
+    for rewrite in _VALID_REWRITES:
+        try:
+            with torch.no_grad():
+                candidate = [rewrite(copy, generator) for copy in layout_copies(tensors)]
+        except RuntimeError:  # an overlapping tensor cannot be drawn into
+            continue
+        try:
+            with torch.no_grad():
+                flat_fn(*layout_copies(candidate))
+        except Exception:  # noqa: BLE001 -- eager rejects these values too
+            continue
+        return candidate
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160] if str(error).strip() else ''}"
+
+
+def _unlike_eager(call: Call, error: BaseException) -> str | None:
+    eager = call.raises
+    if eager.raised_like(error):
+        return None
+    return (f"{call.name}: raised something else than eager's {eager.error_type.__name__} "
+            f"({eager.message[:100]}): {type(error).__name__}: {str(error)[:160]}")
+
+
+def _result_where_eager_raises(call: Call) -> str:
+    eager = call.raises
+    return f"{call.name}: gave a result where eager raises {eager.error_type.__name__}: {eager.message[:160]}"
 
 
 def op_check(func: Callable, args: tuple, kwargs: dict, backend: Callable, *, check_gradients: bool | str = "auto",

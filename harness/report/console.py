@@ -59,6 +59,13 @@ def op_sweep_lines(results: RunResults) -> list[str]:
                          + (f"{count('REFUSED')} refused, " if count('REFUSED') else "")
                          + f"{sum(test.unexpected for test in ops)} unexpected, {count('SKIP')} skipped"
                          + (f", {count(COLLATERAL)} collateral" if count(COLLATERAL) else ""))
+        # test_error_inputs' own counts (results.json metrics): which error inputs the backend's code met.
+        errors = next((test.metrics for test in results.tests if test.column == column and test.metrics
+                       and "error_inputs_reached" in test.metrics), None)
+        if errors:
+            lines.append(f"error inputs on {column}: {errors['error_inputs_reached']:g} reached the backend's "
+                         f"compiled code, {errors.get('error_inputs_rejected_by_dynamo', 0):g} rejected by Dynamo "
+                         "while tracing (sizes, dtypes, arguments)")
     return lines
 
 

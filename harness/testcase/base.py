@@ -87,6 +87,7 @@ class DynamoTestCase(unittest.TestCase):
         self.needs: list[str] | None = None
         self.needs_unsupported: list[str] = []
         self.dynamo_metrics: dict[str, float] | None = None
+        self._own_metrics: dict[str, float] = {}  # record_metric's, beside Dynamo's
         self.eager_share: dict[str, Any] | None = None  # harness.measure.eager_share.summarize, for results.json
         self._compile_s_before_resets = 0.0
         self._setup_error: BaseException | None = None
@@ -175,12 +176,18 @@ class DynamoTestCase(unittest.TestCase):
         self.guard_failures.stop()
         # Read by the runner's pytest plugin for the test's report.
         self.dynamo_metrics = {**compat.dynamo_metrics(), "recompiles": len(self.guard_failures.raw_reasons),
-                               "compile_s": round(self._compile_s_before_resets + compat.compile_seconds(), 3)}
+                               "compile_s": round(self._compile_s_before_resets + compat.compile_seconds(), 3),
+                               **self._own_metrics}
         compat.reset_dynamo()
         changes = state.leaked(self._state_before, state.snapshot())
         state.restore(self._state_before)
         if changes:
             self.fail("test leaked global state (now restored): " + "; ".join(changes))
+
+    def record_metric(self, name: str, value: float) -> None:
+        """A count of the test's own, kept with Dynamo's metrics in results.json (the error
+        inputs that reached the backend's code, and those Dynamo rejected first)."""
+        self._own_metrics[name] = value
 
     def enter_context(self, context):
         """Enter ``context`` until the test ends (``enterContext`` exists only from 3.11)."""

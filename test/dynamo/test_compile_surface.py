@@ -26,6 +26,7 @@ indices clamped; negative indices read as 0).
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import torch
@@ -33,7 +34,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from parameterized import parameterized
 
-from harness import BackendTestCase, assert_same_outputs_and_grads, compat, for_each_backend
+from harness import BackendTestCase, assert_same_outputs_and_grads, compat, for_each_backend, opcheck
 
 _NAMESPACE = "dynamo_suite_surface"
 
@@ -159,29 +160,38 @@ _INDEX_ERROR = re.compile(r"out of (range|bounds)|index .* is out|invalid index|
                           re.IGNORECASE)
 
 
-# Values eager rejects in a kernel's own check, each with values it accepts first: the
-# instances pytorch#197554 ("[PT2] Validation lost") collects, and an assertion on data.
+# Values eager rejects in a kernel's own check, each with values it accepts first, and the
+# exception eager raises (its type, and the core of its message): the instances pytorch#197554
+# ("[PT2] Validation lost") collects, and an assertion on data. Each rejected call runs the
+# graph the accepted one compiled, except smooth_l1_loss's: Dynamo specializes a kernel's
+# Python-number argument (beta), even read from a tensor with .item(), so a new beta is a new
+# graph, which the backend must compile into code that raises eager's error.
 _REJECTED_VALUES = (
     ("binary_cross_entropy_target", "binary_cross_entropy, a target outside [0, 1] (pytorch#193757)",
      lambda p, target: F.binary_cross_entropy(p, target),
      lambda: [torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0.0, 1.0, 0.3])],
-     lambda: [torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0.0, 1.5, 0.3])]),
+     lambda: [torch.tensor([0.2, 0.7, 0.5]), torch.tensor([0.0, 1.5, 0.3])],
+     RuntimeError, r"target should be between 0 and 1"),
     ("smooth_l1_loss_beta", "smooth_l1_loss, a negative beta (pytorch#194501)",
      lambda x, y, beta: F.smooth_l1_loss(x, y, beta=beta),
      lambda: [torch.randn(4), torch.randn(4), 1.0],
-     lambda: [torch.randn(4), torch.randn(4), -1.0]),
+     lambda: [torch.randn(4), torch.randn(4), -1.0],
+     RuntimeError, r"negative values for beta"),
     ("bernoulli_probability", "bernoulli, a probability past 1 (pytorch#185246)",
      lambda p: torch.bernoulli(p).sum() * 0,
      lambda: [torch.tensor([0.2, 0.9])],
-     lambda: [torch.tensor([0.2, 1.5])]),
+     lambda: [torch.tensor([0.2, 1.5])],
+     RuntimeError, r"p_in >= 0 && p_in <= 1"),
     ("index_add_negative_index", "index_add, a negative index (pytorch#185885)",
      lambda x, index: torch.zeros(3).index_add(0, index, x),
      lambda: [torch.ones(2), torch.tensor([2, 0])],
-     lambda: [torch.ones(2), torch.tensor([-1, 0])]),
+     lambda: [torch.ones(2), torch.tensor([-1, 0])],
+     IndexError, r"index out of range"),
     ("assert_async", "torch._assert_async on the data",
      lambda x: (torch._assert_async(x.max() < 10, "too large"), x * 2)[1],
      lambda: [torch.tensor([1.0, 3.0])],
-     lambda: [torch.tensor([1.0, 30.0])]),
+     lambda: [torch.tensor([1.0, 30.0])],
+     RuntimeError, r"too large"),
 )
 
 
@@ -213,28 +223,69 @@ class IndexErrorTests(BackendTestCase):
                                       [torch.randn(6, 6, requires_grad=True), torch.tensor([-1, 0, -3, 2])])
 
     @parameterized.expand(_REJECTED_VALUES)
-    def test_values_eager_rejects_raise(self, _key, name, fn, valid, rejected):
+    def test_values_eager_rejects_raise(self, key, name, fn, valid, rejected, error_type, core):
         """A call compiled on values eager accepts, then called with values it rejects: the
-        check is the kernel's, so the compiled code must make it on every call."""
+        check is the kernel's, so the code the backend compiled must make it on every call,
+        raising eager's exception (its type, its message's core), not any."""
         compiled = self.compile(fn)
         assert_same_outputs_and_grads(self, fn, compiled, valid())  # compiles it
-        with self.assertRaises(Exception, msg="eager raises on these values") as eager:
-            fn(*rejected())
-        with self.assertRaises(Exception, msg=f"{name}: gave a result where eager raises "
-                                              f"{type(eager.exception).__name__}: {eager.exception}"):
-            compiled(*rejected())
+        check_raises_as_eager(self, name, fn, compiled, rejected, error_type, core,
+                              new_graph=key == "smooth_l1_loss_beta")
 
     def test_in_place_on_a_leaf_that_requires_grad_raises(self):
+        """Compiled on a leaf that needs no grad, the write reaches the backend and must land;
+        called with a leaf that requires grad, Dynamo's guard on requires_grad fails and its
+        new trace raises eager's error (torch.compile documents no other way: the backend never
+        sees that call), which must still be eager's RuntimeError."""
         def fn(x):
             x.add_(1)
             return x * 2
 
-        with self.assertRaisesRegex(RuntimeError, "leaf Variable that requires grad"):
+        with self.assertRaisesRegex(RuntimeError, _LEAF_IN_PLACE) as eager:
             fn(torch.randn(3, requires_grad=True))
-        with self.assertRaisesRegex(Exception, "leaf Variable that requires grad",
-                                    msg="an in-place write into a leaf that requires grad gave a result"):
-            self.compile(fn)(torch.randn(3, requires_grad=True))
-        self.compile(lambda x: x.sin() + 1)(torch.randn(3))  # a graph of its own, to show the backend ran
+        compiled = self.compile(fn)
+        assert_same_outputs_and_grads(self, fn, compiled, [torch.randn(3)])  # compiles it; the write compared
+        graphs = self.graphs_received
+        with self.assertRaises(Exception, msg="an in-place write into a leaf that requires grad gave a result") as caught:
+            compiled(torch.randn(3, requires_grad=True))
+        self.assertTrue(opcheck.EagerError(RuntimeError, _LEAF_IN_PLACE, str(eager.exception)).raised_like(caught.exception),
+                        f"raised something else than eager's RuntimeError: {type(caught.exception).__name__}: "
+                        f"{caught.exception}")
+        self.assertEqual(self.graphs_received, graphs, "Dynamo rejects this call while tracing, before any backend")
+
+
+_LEAF_IN_PLACE = r"a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def check_raises_as_eager(testcase, name: str, fn, compiled, rejected, error_type: type, core: str, *,
+                          new_graph: bool = False) -> None:
+    """``compiled`` (compiled from ``fn`` on accepted values) called with ``rejected()`` raises
+    as eager does: an exception of ``error_type`` whose message matches ``core`` (through
+    Dynamo's wrapping: compat.exception_chain), eager's own checked against the same. From the
+    code compiled before, recompiles refused; with ``new_graph`` (the values are a new graph
+    whatever the backend does), from the new graph the backend received."""
+    with testcase.assertRaises(Exception, msg="eager raises on these values") as eager:
+        fn(*rejected())
+    testcase.assertTrue(isinstance(eager.exception, error_type) and re.search(core, str(eager.exception)),
+                        f"eager raised {type(eager.exception).__name__}: {eager.exception}, not {error_type.__name__} "
+                        f"matching {core!r}: the test's data is stale")
+    expected = opcheck.EagerError(error_type, core, str(eager.exception))
+    graphs = testcase.graphs_received
+    try:
+        with contextlib.nullcontext() if new_graph else compat.recompiles_refused():
+            compiled(*rejected())
+    except Exception as error:  # noqa: BLE001 -- eager's error, or something else
+        if compat.refused_recompile(error):
+            testcase.fail(f"{name}: the rejected values need a new graph (guards failed), so the code compiled "
+                          f"before was not tried: {error}")
+        if not expected.raised_like(error):
+            raise AssertionError(f"{name}: raised something else than eager's {error_type.__name__} "
+                                 f"({core}): {type(error).__name__}: {error}") from error
+    else:
+        testcase.fail(f"{name}: gave a result where eager raises {type(eager.exception).__name__}: {eager.exception}")
+    if new_graph:
+        testcase.assertGreater(testcase.graphs_received, graphs, f"{name}: Dynamo raised before the backend got the "
+                                                                 "new graph, so the backend was not tried")
 
 
 # -- control flow beyond cond, and checkpointing with randomness -----------------------------------
@@ -407,7 +458,7 @@ def _item_sized(x):
 
 def _at_most_three(x):
     steps = x[0].int().item()
-    torch._check(steps <= 3)
+    torch._check(steps <= 3, lambda: "at most three steps")
     return x * steps
 
 
@@ -436,8 +487,8 @@ class DataDependentSizeTests(BackendTestCase):
         with compat.dynamo_config_patch(capture_scalar_outputs=True):
             compiled = self.compile(_at_most_three)
             assert_same_outputs_and_grads(self, _at_most_three, compiled, [torch.tensor([1.0, 2.0, -1.0])])
-            broken = torch.tensor([4.0, 2.0, 1.0])
-            with self.assertRaises(RuntimeError, msg="eager's torch._check fails on this data"):
-                _at_most_three(broken)
-            with self.assertRaises(Exception, msg="a torch._check the data breaks gave a result"):
-                compiled(broken)
+            # Eager's message, or the checked condition where the runtime assert's message is
+            # that (inductor's): a RuntimeError either way, from the graph compiled above.
+            check_raises_as_eager(self, "a torch._check the data breaks", _at_most_three, compiled,
+                                  lambda: [torch.tensor([4.0, 2.0, 1.0])], RuntimeError,
+                                  rf"at most three steps|{compat.UNBACKED_SYMBOL} <= 3")

@@ -290,7 +290,10 @@ class OpSweepTests(BackendTestCase):
 
     def test_error_inputs(self):
         """PyTorch's error inputs of the ops (error_calls), each compiled alone: the compiled
-        call raises what eager raises, not a result."""
+        call raises what eager raises, not a result. An error in the data reaches the code the
+        backend compiled (compiled on valid values first, OperatorChecker.raises_as_eager); one
+        in the sizes, dtypes or arguments is rejected by Dynamo while tracing. Both counts go
+        to results.json's metrics (``error_inputs_reached``, ``error_inputs_rejected_by_dynamo``)."""
         if self.dtype != torch.float32:
             self.skipTest("the error-input test chooses its own inputs: it runs in the float32 class")
         calls = error_calls()
@@ -298,13 +301,14 @@ class OpSweepTests(BackendTestCase):
             self.skipTest(f"no op of the tier has error inputs eager rejects on {device.selected_type()}")
         checker = opcheck.OperatorChecker(self.counter, testcase=self)
         accepted = self.accepted_value_differences()  # domain "error inputs": a call's difference accepted
-        problems = []
+        problems, reached = [], 0
         for call in calls:
-            if any(entry.accepts(call.name, ERROR_DOMAIN) for entry in accepted):
-                continue
-            problem = checker.raises_as_eager(call)
-            if problem:
-                problems.append(problem)
+            verdict = checker.raises_as_eager(call)
+            reached += verdict.reached
+            if verdict.problem and not any(entry.accepts(call.name, ERROR_DOMAIN) for entry in accepted):
+                problems.append(verdict.problem)
+        self.record_metric(ERRORS_REACHED, reached)
+        self.record_metric(ERRORS_REJECTED, len(calls) - reached)
         compat.reset_dynamo()
         self.compile(lambda x: x.sin() + 1)(torch.randn(3))  # a graph of its own, to show the backend ran
         if problems:
@@ -598,10 +602,15 @@ def option_calls() -> list[opcheck.Call]:
 ERRORS_PER_OP = {"quick": 4, "full": 100}
 # An error input's difference accepted in the expectations: [[value_difference]] with this domain.
 ERROR_DOMAIN = "error inputs"
+# test_error_inputs' counts in results.json's metrics: the error inputs that reached the code
+# the backend compiled, and those Dynamo rejected while tracing (sizes, dtypes, arguments).
+ERRORS_REACHED, ERRORS_REJECTED = "error_inputs_reached", "error_inputs_rejected_by_dynamo"
 
 
 def error_calls() -> list[opcheck.Call]:
-    """Each op's error inputs on which eager raises the exception the OpInfo names."""
+    """Each op's error inputs on which eager raises the exception the OpInfo names, those
+    whose error is in the data first (opcheck.valid_values: they reach the code the backend
+    compiled; the others Dynamo rejects while tracing)."""
     calls = []
     for op in option_ops():
         label = op_label(op)
@@ -609,18 +618,17 @@ def error_calls() -> list[opcheck.Call]:
             errors = list(op.error_inputs(device.selected_name()))
         except Exception:  # noqa: BLE001 -- a generator this device or torch cannot run
             continue
-        found = 0
+        found = []
         for index, error in enumerate(errors):
             sample = error.sample_input
             args, kwargs = (sample.input, *sample.args), sample.kwargs
             message = _eager_error(op.op, args, kwargs, error.error_type)
-            if message is None:
-                continue
-            calls.append(opcheck.Call(f"{label} (error input {index})", op.op, args, kwargs,
-                                      raises=opcheck.EagerError(error.error_type, error.error_regex, message)))
-            found += 1
-            if found == ERRORS_PER_OP[tier()]:
-                break
+            if message is not None:
+                found.append(opcheck.Call(f"{label} (error input {index})", op.op, args, kwargs,
+                                          raises=opcheck.EagerError(error.error_type, error.error_regex, message)))
+        if len(found) > ERRORS_PER_OP[tier()]:  # stable: the catalogue's order otherwise
+            found.sort(key=lambda call: opcheck.valid_values(call) is None)
+        calls += found[:ERRORS_PER_OP[tier()]]
     return calls
 
 

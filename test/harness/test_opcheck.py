@@ -13,7 +13,7 @@ import torch
 from harness import compat
 from harness.checks import clauses, opcheck, value_domains
 from harness.checks.opcheck import (
-    Call, Difference, EagerError, NoGraphCaptured, OpCheckFailure, OperatorChecker, op_check, random_op_check)
+    Call, Difference, EagerError, ErrorVerdict, NoGraphCaptured, OpCheckFailure, OperatorChecker, op_check, random_op_check)
 from test.harness.faulty_backends import (
     bernoulli_ignores_p, dropout_ignores_p, keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes,
     normal_ignores_std, replays_random_draws, wrong_gradients, wrong_values)
@@ -344,9 +344,9 @@ class ToyEntryTests(unittest.TestCase):
             self.fail("eager index_select took an index past the end")
         rejected = Call("index_select (toy error input)", torch.index_select, (data, 0, past_the_end), {},
                         raises=eager)
-        self.assertIsNone(OperatorChecker("aot_eager").raises_as_eager(rejected))
-        problem = OperatorChecker(_replacing(torch.index_select, _index_select_clamped)).raises_as_eager(rejected)
-        self.assertRegex(problem, r"^index_select \(toy error input\): gave a result where eager raises \w+Error")
+        self.assertEqual(OperatorChecker("aot_eager").raises_as_eager(rejected), ErrorVerdict(None, reached=True))
+        verdict = OperatorChecker(_replacing(torch.index_select, _index_select_clamped)).raises_as_eager(rejected)
+        self.assertRegex(verdict.problem, r"^index_select \(toy error input\): gave a result where eager raises \w+Error")
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]

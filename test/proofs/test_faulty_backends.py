@@ -145,6 +145,16 @@ FAULTS = (
           ("test_compile_surface.IndexErrorTests.test_values_eager_rejects_raise_*",
            "test_compile_surface.DataDependentSizeTests.test_a_check_the_data_breaks_raises",
            "test_op_sweep.OpSweepTests.test_error_inputs")),
+    # Issue 65 (1, 2): the compiled code always raising, and every recompile failing with an
+    # unrelated RuntimeError, passed where any exception counted or the bad values never
+    # reached a graph the backend compiled.
+    Fault("raises_when_run", "errors eager raises on bad input, the compiled code raises (eager's error)",
+          ("test_compile_surface.IndexErrorTests.test_values_eager_rejects_raise_*",
+           "test_compile_surface.IndexErrorTests.test_in_place_on_a_leaf_that_requires_grad_raises",
+           "test_compile_surface.DataDependentSizeTests.test_a_check_the_data_breaks_raises",
+           "test_op_sweep.OpSweepTests.test_error_inputs")),
+    Fault("fails_recompiles", "errors eager raises on bad input, the compiled code raises (eager's error)",
+          ("test_compile_surface.IndexErrorTests.test_values_eager_rejects_raise_1_smooth_l1_loss_beta",)),
 )
 
 # The clause the reports group most of each fault's failures under (harness/checks/clauses.py).
@@ -178,6 +188,8 @@ GROUPED_UNDER = {
     "freezes_module_state": clauses.TRAINING_LOOP,
     "overshoots_optimizer_steps": clauses.TRAINING_LOOP,
     "skips_validation": clauses.ERRORS_RAISED,
+    "raises_when_run": clauses.RUNS,  # its compiled code raises on the accepted values first
+    "fails_recompiles": clauses.ERRORS_RAISED,
 }
 
 _CAUGHT = ("FAIL", "ERROR")

@@ -493,3 +493,36 @@ probabilities, index_add wraps a negative index, scatter clamps its indices into
 graph's runtime asserts (a torch._check on data, torch._assert_async) do nothing; right on
 every value eager accepts."""
     return _aot_skipping_validation(gm, example_inputs)
+
+
+def raises_when_run(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *errors eager raises on bad input, the compiled code raises* (eager's error,
+not any). Compiles every graph, and every call of the compiled code raises AssertionError,
+whatever the inputs: a check that accepts any exception from a compiled call, or that never
+calls compiled code on the values eager rejects, passes it."""
+
+    def run(*args: Any) -> Any:
+        raise AssertionError("raises_when_run: the compiled code always raises")
+
+    return run
+
+
+_aot_as_traced = aot_autograd(fw_compiler=_backward_as_traced, bw_compiler=_backward_as_traced)
+
+
+def _recompiling() -> bool:
+    from torch._guards import CompileContext
+
+    compile_id = CompileContext.current_compile_id()
+    return compile_id is not None and compile_id.frame_compile_id > 0
+
+
+def fails_recompiles(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *errors eager raises on bad input, the compiled code raises* (eager's error,
+not any). aot_eager's compile for a function's first graph; every recompile of a function
+(new guards: new sizes, dtypes, a Python number's new value) fails with an unrelated
+RuntimeError. Right on every call a first graph serves: a check whose bad values recompile
+and that accepts any exception passes it."""
+    if _recompiling():
+        raise RuntimeError("fails_recompiles: unsupported graph")
+    return _aot_as_traced(gm, example_inputs)
