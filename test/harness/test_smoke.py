@@ -158,7 +158,7 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
         # family): test_export_faults and test_distributed_faults catch them there; refusing
         # training, as the refusal contract's run declares it (test_scope_faults).
         elsewhere = (set(test_export_faults.FAULTS) | set(test_distributed_faults.FAULTS)
-                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS})
+                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS, *test_scope_faults.FORM_BACKENDS})
         self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS) - variant_only
                          - eager_share_only - elsewhere, set(), "a faulty backend with no smoke test on record")
         for fault, scenario in CAUGHT_OUTSIDE_FAULTS.items():
