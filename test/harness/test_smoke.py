@@ -153,7 +153,7 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
         # each under the variants and dtypes it is wrong in.
         variant_only = {fault.name for fault in test_variant_faults.FAULTS}
         # Right in every result by design: test_eager_share_faults catches each with --max-eager-share.
-        eager_share_only = set(test_eager_share_faults.CAUGHT) - {"inductor", "aot_eager"}
+        eager_share_only = set(test_eager_share_faults.CAUGHT) - {"inductor", "aot_eager"} | {test_eager_share_faults.FALLBACK}
         # Right outside an export variant, or outside a process group (the nightly distributed
         # family): test_export_faults and test_distributed_faults catch them there; refusing
         # training, as the refusal contract's run declares it (test_scope_faults).

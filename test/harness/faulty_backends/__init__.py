@@ -82,6 +82,7 @@ from test.harness.faulty_backends.eager_share import (
     EAGER_OP,
     backward_eagerly,
     eager_for_symbolic_sizes,
+    falls_back_on_some_graphs,
     one_op_eagerly,
     swallows_errors_runs_eagerly,
 )
@@ -195,6 +196,7 @@ __all__ = [
     "EAGER_OP",
     "one_op_eagerly",
     "backward_eagerly",
+    "falls_back_on_some_graphs",
     # perf
     "sleeps_per_call",
     "runs_forward_twice",
