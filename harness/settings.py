@@ -44,6 +44,7 @@ OP_SWEEP = "DYNAMO_SUITE_OP_SWEEP"  # test/dynamo/test_op_sweep.py
 OP_SWEEP_TIERS = ("quick", "full", "none")  # its values, the first the default
 GENERATED = "DYNAMO_SUITE_GENERATED"  # test/dynamo/test_generated_programs.py
 MAX_EAGER_SHARE = "DYNAMO_SUITE_MAX_EAGER_SHARE"  # harness.measure.share_limit
+EAGER_FALLBACK = "DYNAMO_SUITE_EAGER_FALLBACK"  # harness.measure.share_limit: report, or fail (compiles everything)
 PERF_BUDGET = "DYNAMO_SUITE_PERF_BUDGET"  # harness.testcase.perf: seconds of timed rounds per perf test
 PERF_THREADS = "DYNAMO_SUITE_PERF_THREADS"  # harness.testcase.perf: torch's threads while a perf test runs
 MEASURE_EAGER_SHARE = "DYNAMO_SUITE_EAGER_SHARE"  # 0: measure nothing (the bench compares the two)

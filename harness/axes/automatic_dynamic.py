@@ -41,7 +41,8 @@ class RecordedCall:
         """Outputs, mutated inputs and gradients against eager at two other sizes; returns
         the graphs the backend received during each, or None when eager itself rejects
         other sizes (the scenario's sizes are fixed by its parameters or its code) or draws
-        random numbers."""
+        random numbers. A size at which no graph of the backend's ran (none compiled for it,
+        none reused) fails: that replay would have compared eager with eager."""
         if self.args is None or not self.returned:
             return None
         compiled_graphs = []
@@ -51,9 +52,16 @@ class RecordedCall:
             eager = lambda *args: self.eager(*args, **self.kwargs)  # noqa: E731
             if not replay.repeats(eager, grown, self.leaves, state):
                 return None
-            before = len(self.counter.graphs)
+            before, calls_before = len(self.counter.graphs), self.counter.calls_run
             replay.compare_runs(testcase, eager, lambda *args: self.compiled(*args, **self.kwargs), grown,
                                 self.leaves, state)
+            if self.counter.calls_run == calls_before:
+                # No graph of the backend's served it, new or reused: the compiled side was
+                # Dynamo running the function eagerly, and the comparison eager against eager.
+                raise AssertionError(
+                    f"at the {'grown' if factor == 2 else 'third'} size ({_sizes(grown)}) the backend ran no graph: "
+                    f"it received {len(self.counter.graphs) - before} and none it had served; Dynamo ran the "
+                    "call eagerly (a recompile limit hit, a frame skipped), so nothing of the backend was replayed")
             compiled_graphs.append(self.counter.graphs[before:])
         return compiled_graphs
 
@@ -104,6 +112,10 @@ def record_first_call(fn: Callable, compiled: Callable, counter: Any, calls: lis
         return result
 
     return call
+
+
+def _sizes(args: list[Any]) -> str:
+    return ", ".join("x".join(map(str, arg.shape)) or "0-d" for arg in args if isinstance(arg, torch.Tensor)) or "no tensors"
 
 
 def _snapshot(value: Any) -> Any:

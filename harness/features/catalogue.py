@@ -62,8 +62,8 @@ class Feature:
     value: Callable[[Any], bool] | None = None
     index: Callable[[Any, int | None], bool] | None = None
     backward: Callable[[Any], bool] | None = None
-    # A capability a backend project may declare unsupported: regexes ("|"-separated, any
-    # case) one of which an error naming the capability matches (harness.features.scope).
+    # A capability a backend project may declare unsupported: its words, regexes ("|"-separated,
+    # any case, matched whole), one of which a refusal names it by (harness.features.scope).
     named_by: str = ""
     # Only declared on scenarios (@needs), or also read from graphs and calls.
     declared_only: bool = False
@@ -301,15 +301,15 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
              site=_any_tensor(lambda meta: (meta.numel or 0) >= LARGE_TENSOR)),
     Feature(DYNAMIC_SHAPES, SHAPE, "a graph over symbolic sizes, compiled once for many shapes",
             site=_any_tensor(lambda meta: meta.symbolic), graph=lambda view: _symbolic_scalars(view),
-            named_by=r"dynamic|symbolic|Sym(Int|Float|Bool)|unbacked"),
+            named_by=r"dynamic(ally)?|symbolic|Sym(Int|Float|Bool)s?|unbacked"),
     # -- dtype --------------------------------------------------------------------------------
     _feature("float32", DTYPE, "float32 tensors", site=_dtype("float32")),
     Feature(FLOAT64, DTYPE, "float64 tensors (a Python float Dynamo passes as a 0-d tensor too)",
-            site=_dtype("float64"), named_by=r"float64|double|\bf64\b|fp64"),
-    Feature(FLOAT16, DTYPE, "float16 tensors", site=_dtype("float16"), named_by=r"float16|\bhalf\b|\bf16\b|fp16"),
-    Feature(BFLOAT16, DTYPE, "bfloat16 tensors", site=_dtype("bfloat16"), named_by=r"bfloat16|\bbf16\b"),
+            site=_dtype("float64"), named_by=r"float64|double(?!\s*-?backward)|f64|fp64"),
+    Feature(FLOAT16, DTYPE, "float16 tensors", site=_dtype("float16"), named_by=r"float16|half|f16|fp16"),
+    Feature(BFLOAT16, DTYPE, "bfloat16 tensors", site=_dtype("bfloat16"), named_by=r"bfloat16|bf16"),
     Feature(COMPLEX, DTYPE, "complex tensors", site=_dtype("complex32", "complex64", "complex128"),
-            named_by=r"complex|\bc64\b|\bc128\b"),
+            named_by=r"complex(32|64|128)?|c64|c128"),
     _feature("int64", DTYPE, "int64 tensors", site=_dtype("int64")),
     _feature("int32", DTYPE, "int32 tensors", site=_dtype("int32")),
     _feature("int16", DTYPE, "int16 tensors", site=_dtype("int16")),
@@ -361,22 +361,22 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
              graph=lambda view: view.aliasing()[1]),
     Feature(INPUT_MUTATION, GRAPH, "a graph that writes into its inputs, parameters or buffers "
             "(in-place calls, item assignment, out=, batch norm's running statistics)", graph=_input_mutation,
-            named_by=r"mutat|in-?place|aliased input|writes? (in)?to (an? |its )?input"),
+            named_by=r"mutat\w*|in-?place|aliased inputs?|writes? (in)?to (an? |its )?inputs?"),
     Feature(TRAINING, GRAPH, "a graph whose outputs need gradients: the backend's code must be differentiable "
             "(a backward graph, for AOTAutograd backends)", graph=_training,
-            named_by=r"train|backward|grad|autograd|differentiab"),
+            named_by=r"train\w*|backwards?|grads?|gradients?|autograd|differentiab\w*"),
     Feature(RANDOM, GRAPH, "random operators: draws from torch's generator, dropout in training", site=_random,
-            named_by=r"random|\brng\b|seed|\brand|dropout|bernoulli|philox|generator"),
+            named_by=r"rand\w*|rng|seed\w*|dropout|bernoulli|philox"),
     Feature(CUSTOM_OPS, GRAPH, "operators registered outside torch (torch.library)",
             site=lambda site: site.family == families.CUSTOM,
-            named_by=r"custom|unknown (op|operator)|unsupported (op|operator)|no (lowering|converter|kernel)"),
+            named_by=r"custom"),
     _feature("higher-order-ops", GRAPH, "higher-order operators (cond, checkpoint, autograd.Function, wrap...)",
              site=lambda site: site.higher_order),
     Feature(CONTROL_FLOW, GRAPH, "control-flow operators: torch.cond, while_loop, map, scan",
             site=lambda site: site.higher_order and site.name in _CONTROL_FLOW,
-            named_by=r"control.?flow|\bcond\b|while_loop|higher.?order|\bscan\b"),
+            named_by=r"control.?flow|cond|while_loop|higher.?order|scan"),
     Feature(TENSOR_SUBCLASSES, GRAPH, "tensor subclasses as inputs or outputs (wrapper subclasses: DTensor...)",
-            site=_any_tensor(lambda meta: meta.subclass), named_by=r"subclass|DTensor|__torch_dispatch__"),
+            site=_any_tensor(lambda meta: meta.subclass), named_by=r"subclass(es)?|DTensor|__torch_dispatch__"),
     Feature(DISTRIBUTED, GRAPH, "graphs of a distributed run: DDP buckets, FSDP, collectives", site=_distributed,
             named_by=r"distributed|collective|all_?reduce|all_?gather|reduce_?scatter|process.?group|c10d|DDP|FSDP"),
     # -- call ---------------------------------------------------------------------------------
@@ -389,14 +389,14 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
              call=lambda call: call.deterministic),
     Feature(AUTOCAST, CALL, "an autocast region in the graph, or a call under autocast",
             site=lambda site: site.name in _AUTOCAST_CALLS, call=lambda call: call.autocast,
-            named_by=r"autocast|\bamp\b|mixed.?precision"),
+            named_by=r"autocast|amp|mixed.?precision"),
     _feature("backward", CALL, "a backward pass through a compiled call's outputs",
              backward=lambda backward: True),
     _feature("backward-twice", CALL, "a second backward pass through the same call's outputs (retain_graph)",
              backward=lambda backward: backward.count >= 2),
     Feature(DOUBLE_BACKWARD, CALL, "a backward that is itself differentiated (create_graph=True)",
             backward=lambda backward: backward.grad_enabled,
-            named_by=r"double.?backward|create_graph|second.?order|higher.?order grad"),
+            named_by=r"double.?backwards?|create_graph|second.?order|higher.?order grad(ient)?s?"),
     # -- module -------------------------------------------------------------------------------
     _feature("module-training", MODULE, "a compiled module called in training mode",
              call=_modules(lambda module: module.training)),

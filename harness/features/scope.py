@@ -6,8 +6,9 @@ declares the capability unsupported (``unsupported = ["training"]`` in its pypro
 ``--unsupported training`` on the command line), and the tests that need it check the
 **refusal contract** instead of the capability:
 
-* the backend raises an error that names the capability (in its compiler or its compiled
-  code): the test is REFUSED, an expected outcome counted apart;
+* the backend raises an error that says, in one sentence, that the capability is not
+  supported, naming it by one of its words (in its compiler or its compiled code): the test
+  is REFUSED, an expected outcome counted apart;
 * or the call gives eager's answer (it fell back to eager, or did it anyway): the test passes;
 * a different answer than eager's, or an error that does not name the capability, breaks the
   contract: a failure, grouped under the refusal contract (harness/report/problems.py).
@@ -42,9 +43,29 @@ class ScopeError(ValueError):
     """An unknown capability name; the message is one line."""
 
 
+# The refusal contract's form: a sentence of the error that names the capability (one of its
+# words, whole) and says it is not supported. Words are whole when no letter or digit touches
+# them ("_set_grad_enabled" names grad; "upgrade", "Constraints" and "degraded" do not).
+NEGATION = (r"not\s+(yet\s+)?(supported|implemented|available|allowed|handled)|unsupported\w*|unimplemented"
+            r"|(does|do|can|will|could)(\s+not|n't)\s+(yet\s+)?(support|handle|compile|lower)\w*|cannot|can't"
+            r"|no\s+support|(has|have)\s+no|only\s+supports?|refuses?|refused")
+_WHOLE = r"(?<![A-Za-z0-9])(?:{})(?![A-Za-z0-9])"
+# A sentence ends at . ; ! or ? before a space, or at a line's end ("aten::mm", "torch.float64" stay whole).
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n")
+_SAYS_NOT_SUPPORTED = re.compile(_WHOLE.format(NEGATION), re.IGNORECASE)
+
+
+def sentences(message: str) -> list[str]:
+    return [part for part in _SENTENCE_END.split(message) if part.strip()]
+
+
 def named_in(name: str, message: str) -> bool:
-    """Whether an error's ``message`` names the capability ``name``."""
-    return re.search(catalogue.capabilities()[name].named_by, message, re.IGNORECASE) is not None
+    """Whether an error's ``message`` refuses the capability ``name`` in the contract's form:
+    one of its sentences names it by one of its words (whole) and says it is not supported
+    (``NEGATION``). A word inside a crash's text ("Constraints violated", "code generator",
+    "unsupported operator aten::mm") is no refusal."""
+    names = re.compile(_WHOLE.format(catalogue.capabilities()[name].named_by), re.IGNORECASE)
+    return any(names.search(sentence) and _SAYS_NOT_SUPPORTED.search(sentence) for sentence in sentences(message))
 
 
 def words(name: str) -> list[str]:
@@ -101,7 +122,7 @@ def needed(features: Iterable[str]) -> set[str]:
 
 
 def refused(message: str, out_of_scope: Iterable[str]) -> str | None:
-    """The first of ``out_of_scope`` that an error's ``message`` names, if any."""
+    """The first of ``out_of_scope`` that an error's ``message`` refuses (``named_in``), if any."""
     return next((name for name in out_of_scope if named_in(name, message)), None)
 
 
@@ -129,7 +150,7 @@ _LEVELS = {"site": "an operator call", "graph": "the graph", "call": "each call"
 def table() -> str:
     """The capabilities as docs/scope.md shows them (test/harness/test_capabilities.py keeps the
     page current: ``python -c "from harness.features import scope; print(scope.table())"``)."""
-    rows = ["| capability | a test needs it when | read from | an error names it when it matches one of |",
+    rows = ["| capability | a test needs it when | read from | a refusal names it by one of |",
             "| --- | --- | --- | --- |"]
     rows += [f"| `{name}` | {feature.means} | {', '.join(_LEVELS[level] for level in feature.levels())}"
              + (", the scenario's @needs" if "declared" not in feature.levels() else "") + " | "

@@ -73,6 +73,9 @@ class CompileCounterWithBackend(CompileCounter):
         self.around_compile: Callable[[torch.fx.GraphModule, list[Any], Callable], Callable] | None = None
         # harness.measure.eager_share: per graph compiled, its own ops and what each call ran eagerly.
         self.eager_share: list[eager_share.GraphRecord] = []
+        # Calls of the backend's compiled graphs, all graphs together: a replay that sees this
+        # unchanged ran no code of the backend's (Dynamo ran the call eagerly).
+        self.calls_run = 0
 
     def compile(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         # The compile's mode= and options= go on to the backend as torch would hand them.
@@ -88,17 +91,19 @@ class CompileCounterWithBackend(CompileCounter):
             self.eager_share.append(record)
             compiled = eager_share.probe(compiled, record)
         inputs = self._graph_inputs[-1] if self._graph_inputs else GraphInputs()
-        return _run_as_a_stage(self.features.watch(compiled, inputs))
+        return _run_as_a_stage(self.features.watch(compiled, inputs), self)
 
     def __repr__(self) -> str:
         name = getattr(self.backend, "spec", self.backend)
         return f"CompileCounterWithBackend({name!r}, frames={self.frame_count}, ops={self.op_count})"
 
 
-def _run_as_a_stage(compiled: Callable) -> Callable:
-    """``compiled``, whose errors are marked as raised while the compiled code ran."""
+def _run_as_a_stage(compiled: Callable, counter: CompileCounterWithBackend) -> Callable:
+    """``compiled``, whose errors are marked as raised while the compiled code ran, and whose
+    calls ``counter`` counts."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        counter.calls_run += 1
         with stages.running(stages.BACKEND_RUN):
             return compiled(*args, **kwargs)
 

@@ -56,7 +56,7 @@ NOT_COMPUTE = frozenset({
     "copy_", "_copy_from", "_copy_from_and_resize", "detach", "alias", "lift_fresh", "lift_fresh_copy",
     "_unsafe_view",
     # metadata, synchronisation and checks
-    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "_local_scalar_dense",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "is_pinned", "_local_scalar_dense",
     "_assert_async", "_assert_scalar", "_functional_assert_async", "_functional_assert_scalar",
     "_assert_tensor_metadata", "sym_constrain_range", "sym_constrain_range_for_size", "record_stream",
     "_has_compatible_shallow_copy_type", "_nested_tensor_size",
@@ -378,15 +378,34 @@ def _totals(passes: list[Pass]) -> dict[str, Any]:
             "share": round(sum(one.share * one.total for one in passes) / total, 4)}
 
 
+# A pass that ran at least this share of its graph's ops eagerly ran wholly on PyTorch's
+# kernels: a silent fallback to eager (a graph run as handed over gives exactly 1).
+WHOLLY = 0.999
+
+
+def _ops_text(eager: Counter[str]) -> str:
+    ops = ", ".join(f"{name} x{count}" for name, count in eager.most_common(8))
+    more = len(eager) - 8
+    return ops + (f" and {more} more" if more > 0 else "")
+
+
+def ran_wholly_eagerly(records: list[GraphRecord]) -> str | None:
+    """A one-line message for the first compiled call (or backward) that ran wholly on
+    PyTorch's kernels, or None."""
+    for index, record in enumerate(records, 1):
+        for one in record.passes():
+            if one.share >= WHOLLY:
+                return (f"graph {index}, {one.label} ran all {one.total} of its compute ops through "
+                        f"PyTorch's kernels: {_ops_text(one.eager)}")
+    return None
+
+
 def over_limit(records: list[GraphRecord], limit: float) -> str | None:
     """A one-line message for the first compiled call (or backward) that ran more than
     ``limit`` eagerly."""
     for index, record in enumerate(records, 1):
         for one in record.passes():
             if one.share > limit + 1e-9:
-                ops = ", ".join(f"{name} x{count}" for name, count in one.eager.most_common(8))
-                more = len(one.eager) - 8
                 return (f"graph {index}, {one.label} ran {one.share:.0%} of its {one.total} "
-                        f"compute ops eagerly (limit {limit:.0%}), through PyTorch's kernels: {ops}"
-                        + (f" and {more} more" if more > 0 else ""))
+                        f"compute ops eagerly (limit {limit:.0%}), through PyTorch's kernels: {_ops_text(one.eager)}")
     return None

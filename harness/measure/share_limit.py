@@ -11,6 +11,10 @@ from harness import settings
 MEASURE_ENV = settings.MEASURE_EAGER_SHARE
 # --max-eager-share: a compiled call that ran more than this share eagerly fails its test.
 MAX_ENV = settings.MAX_EAGER_SHARE
+# --eager-fallback: "report" a compiled call that ran wholly on PyTorch's kernels (every run's
+# reports count them), or "fail" its test: the project's word that its backend compiles everything.
+FALLBACK_ENV = settings.EAGER_FALLBACK
+FALLBACK_CHOICES = ("report", "fail")
 
 
 def parse_limit(text: str) -> float:
@@ -29,6 +33,11 @@ def configured_limit() -> float | None:
     """--max-eager-share, if the run set one (harness.settings)."""
     text = settings.current().get(MAX_ENV)
     return parse_limit(text) if text else None
+
+
+def fallback_fails() -> bool:
+    """Whether the project declared that its backend compiles everything (--eager-fallback fail)."""
+    return settings.current().get(FALLBACK_ENV, FALLBACK_CHOICES[0]) == "fail"
 
 
 def measuring() -> bool:

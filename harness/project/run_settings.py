@@ -121,6 +121,13 @@ SETTINGS: list[Setting] = [
                  "compute ops through PyTorch's eager kernels, naming them: 0.2 or 20%% "
                  "(harness/measure/eager_share.py; default: $DYNAMO_SUITE_MAX_EAGER_SHARE, else no limit; "
                  "[[eager_share]] entries in the expectations file set it per backend or test)"),
+    Setting(settings.EAGER_FALLBACK, "--eager-fallback", choices=share_limit.FALLBACK_CHOICES,
+            default=share_limit.FALLBACK_CHOICES[0], key="eager-fallback", record="eager_fallback", repro=True,
+            rerun="",
+            help="a compiled call (or its backward) that ran wholly on PyTorch's eager kernels, a silent "
+                 "fallback to eager: 'report' counts them per backend in every run's reports (default), "
+                 "'fail' also fails its test, for a backend that compiles everything "
+                 "(docs/eager-share.md; default: $DYNAMO_SUITE_EAGER_FALLBACK, else report)"),
     Setting(settings.UNSUPPORTED, "--unsupported", metavar="CAPS", key="unsupported", kind="list",
             read=lambda: list(scope.declared()), error="{option} / {env}: {message}", record="unsupported",
             repro=True,

@@ -101,7 +101,8 @@ def verdict(results: RunResults) -> str:
 def summary(results: RunResults, expectations: str | None = None, repros: dict[str, str] | None = None) -> str:
     """``repros``: problem id -> the standalone repro file written for it, if any."""
     declared = scope_table.lines(results)
-    lines = [*declared, *([""] if declared else []), _table(results), *stage_lines(results), *perf_lines(results),
+    lines = [*declared, *([""] if declared else []), _table(results), *eager_share_table.fallback_lines(results),
+             *stage_lines(results), *perf_lines(results),
              *op_sweep_lines(results),
              *eager_share_table.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results), ""]
     unexpected = results.unexpected

@@ -28,8 +28,10 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
     """The run's results: what ran, with what, and each test's result."""
     from harness.report.results import RunResults
 
+    from harness.report import eager_share_table
+
     args = plan.args
-    return RunResults(
+    results = RunResults(
         run={
             "started": started.isoformat(timespec="seconds"),
             "duration_s": round(duration_s, 3),
@@ -68,6 +70,9 @@ def record(plan: Plan, collected, tests: list, by_id: dict, started, duration_s:
         },
         tests=[by_id[test.id] for test in sorted(tests, key=lambda test: test.id)],
     )
+    # Per backend, the tests whose graphs ran wholly on PyTorch's kernels (docs/eager-share.md).
+    results.run["silent_fallback"] = eager_share_table.fallback_json(results)
+    return results
 
 
 def _cpu_name() -> str:

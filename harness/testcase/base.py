@@ -322,11 +322,17 @@ class BackendTestCase(DynamoTestCase):
 
     def _check_eager_share(self) -> None:
         limit = self.eager_share_limit()
-        if limit is None:
-            return
-        message = eager_share.over_limit(self._eager_share_records(), limit[0])
-        if message:
-            self.fail(f"the backend ran part of its graphs eagerly: {message} [{limit[1]}]")
+        if limit is not None:
+            message = eager_share.over_limit(self._eager_share_records(), limit[0])
+            if message:
+                self.fail(f"the backend ran part of its graphs eagerly: {message} [{limit[1]}]")
+            if limit[1] != "--max-eager-share":
+                return  # an [[eager_share]] entry decides for the tests it matches
+        if share_limit.fallback_fails():
+            message = eager_share.ran_wholly_eagerly(self._eager_share_records())
+            if message:
+                self.fail(f"silent fallback to eager: {message} [--eager-fallback fail: the project declared that "
+                          "its backend compiles everything]")
 
     def compile_kwargs(self, **kwargs: Any) -> dict[str, Any]:
         """What ``torch.compile`` gets beside the backend in this test: ``kwargs``, and the

@@ -164,6 +164,33 @@ class DeclarationTests(unittest.TestCase):
         self.assertIsNone(capabilities.refused("RuntimeError: compilation failed (code 3)", [TRAINING, FLOAT64]))
         # Only the declared ones count.
         self.assertIsNone(capabilities.refused("no float64 kernels", [TRAINING]))
+        # Real backends' refusals (docs/scoreboard/2026-12-03).
+        self.assertEqual(capabilities.refused("NotImplementedError: Higher-order operation 'cond' not implemented in "
+                                              "the FxImporter", [CONTROL_FLOW]), CONTROL_FLOW)
+        self.assertEqual(capabilities.refused("RuntimeError: Python builtin <built-in function _set_grad_enabled> is "
+                                              "currently not supported in Torchscript:", [TRAINING]), TRAINING)
+        self.assertEqual(capabilities.refused("TypeError: Unsupported argument type <class 'complex'>", [COMPLEX]),
+                         COMPLEX)
+
+    def test_a_refusal_is_a_sentence_saying_the_capability_is_not_supported(self):
+        # The capability's words inside other words, or beside no negation, or in another sentence.
+        for message, name in [
+                ("RuntimeError: Constraints violated in the lowering: upgrade the compiler, the kernel degraded and "
+                 "cannot run", TRAINING),
+                ("RuntimeError: the code generator cannot emit a loop for node 3", RANDOM),
+                ("RuntimeError: unsupported operator aten::mm in the lowering table", CUSTOM_OPS),
+                ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn", TRAINING),
+                ("KeyError: 'autograd_function_apply'", TRAINING),
+                ("RuntimeError: no compute program found for seed 1", RANDOM),
+                ("RuntimeError: training failed. Shapes are not supported", TRAINING)]:
+            with self.subTest(message=message):
+                self.assertIsNone(capabilities.refused(message, [name]))
+        for message, name in [("RuntimeError: random operators are not supported by this backend", RANDOM),
+                              ("RuntimeError: this backend does not support custom operators", CUSTOM_OPS),
+                              ("ValueError: cannot compile a backward graph", TRAINING),
+                              ("RuntimeError: dtype torch.float64 unsupported", FLOAT64)]:
+            with self.subTest(message=message):
+                self.assertEqual(capabilities.refused(message, [name]), name)
 
     def test_the_docs_show_the_catalogue(self):
         self.assertIn(capabilities.table(), DOCS.read_text(),

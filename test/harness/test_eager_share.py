@@ -185,6 +185,30 @@ class ReportTests(unittest.TestCase):
                       "most run eagerly: aten.mm x5; backward: 1 tests measured, median 50%, 0 ran mostly eagerly; "
                       "op sweep: 1 ops executed by the backend, 1 ran eagerly", text)
 
+    def test_every_run_names_the_tests_whose_graphs_ran_wholly_eagerly(self):
+        from harness.report import console, eager_share_table
+        from harness.report.formats import markdown
+        from harness.report.formats.format import RunReport
+
+        line = ("silent fallback to eager on mine: 1 of 3 tests' graphs ran wholly on PyTorch's kernels in a compiled "
+                "call: test_op_sweep.OpSweepTests.test_op_mm (aten.mm x4)")
+        self.assertIn(line, console.summary(self.results()))
+        self.assertIn(line.replace("_", "\\_").replace("(", "\\(").replace(")", "\\)"),
+                      markdown.render(RunReport(self.results())))
+        self.assertEqual(eager_share_table.fallback_json(self.results())["mine"]["wholly_eager"], 1)
+
+    def test_a_backend_eager_throughout_is_not_cried_wolf_over(self):
+        from harness.report import eager_share_table
+        from harness.report.results import RunResults, TestResult
+
+        tests = [TestResult(id=f"test.dynamo.t{index}_ref", scenario=f"t{index}", backend="ref", backend_spec="ref",
+                            outcome="PASS", eager_share={"share": 1.0, "max_call_share": 1.0, "worst_call_ops": {}})
+                 for index in range(3)]
+        [line] = eager_share_table.fallback_lines(RunResults(run={"backends": [{"name": "ref", "spec": "ref"}]},
+                                                             tests=tests))
+        self.assertRegex(line, r"^silent fallback to eager on ref: not told apart: 3 of 3 tests' graphs ran wholly on "
+                               r"PyTorch's kernels, and its median test ran 100% eagerly: .* as eager and aot_eager do")
+
     def test_html_shows_the_share_per_cell_and_per_swept_op(self):
         from harness.report.formats import html_report
         from harness.report.formats.format import RunReport
@@ -193,6 +217,28 @@ class ReportTests(unittest.TestCase):
         self.assertIn('<small class="share">25%</small>', page)
         self.assertIn("executed by the backend (1): add; ran eagerly (1): mm", page)
         self.assertIn("eager share 25% (1 of 4 ops: aten.mm x1), backward 50%", page)
+
+
+class FallbackDeclarationTests(unittest.TestCase):
+    """--eager-fallback fail: a compiled call that ran wholly on PyTorch's kernels fails its test."""
+
+    def test_a_graph_run_as_handed_over_is_named(self):
+        counter = CompileCounterWithBackend(lambda gm, example_inputs: gm.forward, measure_eager_share=True)
+        torch.compile(lambda x: (x * 2).sin(), backend=counter)(torch.randn(4))
+        self.assertRegex(eager_share.ran_wholly_eagerly(counter.eager_share),
+                         r"^graph 1, call 1 ran all 2 of its compute ops through PyTorch's kernels: aten\.mul x1, aten\.sin x1$")
+
+    def test_a_compiled_graph_is_not(self):
+        counter = CompileCounterWithBackend("inductor", measure_eager_share=True)
+        torch.compile(lambda x: (x * 2).sin(), backend=counter)(torch.randn(4))
+        self.assertIsNone(eager_share.ran_wholly_eagerly(counter.eager_share))
+
+    def test_the_setting(self):
+        from harness import settings
+
+        self.assertFalse(share_limit.fallback_fails())
+        with settings.using(settings.Settings({settings.EAGER_FALLBACK: "fail"})):
+            self.assertTrue(share_limit.fallback_fails())
 
 
 class LimitTests(unittest.TestCase):

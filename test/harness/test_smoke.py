@@ -154,12 +154,12 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
         # each under the variants and dtypes it is wrong in.
         variant_only = {fault.name for fault in test_variant_faults.FAULTS}
         # Right in every result by design: test_eager_share_faults catches each with --max-eager-share.
-        eager_share_only = set(test_eager_share_faults.CAUGHT) - {"inductor", "aot_eager"}
+        eager_share_only = set(test_eager_share_faults.CAUGHT) - {"inductor", "aot_eager"} | {test_eager_share_faults.FALLBACK}
         # Right outside an export variant, or outside a process group (the nightly distributed
         # family): test_export_faults and test_distributed_faults catch them there; refusing
         # training, as the refusal contract's run declares it (test_scope_faults).
         elsewhere = (set(test_export_faults.FAULTS) | set(test_distributed_faults.FAULTS)
-                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS})
+                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS, *test_scope_faults.FORM_BACKENDS})
         # Random kernels off eager's law and a runtime holding every call's memory (issue 65):
         # test_random_law_faults catches them; no smoke pick yet (the bernoulli and normal op
         # tests and the dropout law tests are outside the default tier the picks come from),

@@ -7,6 +7,12 @@ every graph (after a swallowed compile error), only graphs with symbolic sizes, 
 (aten.mul), or every backward graph. Under a limit of 0% on scenarios whose graphs inductor runs wholly in its own
 kernels, each must fail where it falls back and pass where it does not; inductor must pass;
 aot_eager, which runs every op eagerly by design, passes through an [[eager_share]] entry.
+
+A second run, with no limit and ``--eager-fallback fail`` (the project's word that its backend
+compiles everything), runs ``falls_back_on_some_graphs``: inductor, except that a graph with a
+multiplication raises in its lowering and runs as handed over. Every run's reports name the
+tests whose graphs ran wholly on PyTorch's kernels; with the declaration each such test fails,
+while inductor passes and aot_eager (eager by design) is "not judged" and passes through its entry.
 """
 
 from __future__ import annotations
@@ -111,6 +117,65 @@ class EagerShareFaultsTests(unittest.TestCase):
                     if test["id"].endswith("test_gradient_of_input_used_twice") and test["variant"] == "static"}
         self.assertEqual(backward, {"swallows_errors_runs_eagerly": 1.0, "eager_for_symbolic_sizes": 0.0,
                                     "one_op_eagerly": 0.0, "backward_eagerly": 1.0, "inductor": 0.0, "aot_eager": 1.0})
+
+
+FALLBACK = "falls_back_on_some_graphs"
+FALLBACK_SCENARIO = "test_aot_autograd.InputMutationTests.test_input_mutation_visible_to_caller_*"
+FALLBACK_BACKENDS = (FALLBACK, "inductor", "aot_eager")
+
+
+class SilentFallbackTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(directory.cleanup)
+        limits = Path(directory.name) / "limits.toml"
+        limits.write_text(LIMITS)
+        cls.completed = run_cli("--backend", ",".join(map(_backend_spec, FALLBACK_BACKENDS)), "--eager-fallback", "fail",
+                                "--expectations", str(limits),
+                                *(arg for backend in FALLBACK_BACKENDS
+                                  for arg in ("-k", _id_glob(FALLBACK_SCENARIO, backend, "static"))),
+                                "--report-dir", directory.name)
+        results = read_results(directory.name) if cls.completed.returncode in (0, 1) else {"run": {}, "tests": []}
+        cls.run_record, cls.results = results["run"], results["tests"]
+        cls.summary = (Path(directory.name) / "summary.md").read_text() if cls.results else ""
+
+    def describe(self) -> str:
+        return f"\n{self.completed.stdout[-3000:]}\n{self.completed.stderr[-2000:]}"
+
+    def outcomes(self, backend: str) -> dict[str, str]:
+        found = {test["id"].rsplit(".", 1)[1]: test["outcome"] for test in self.results if test["backend"] == backend}
+        self.assertEqual(len(found), 4, self.describe())
+        return found
+
+    def test_declared_to_compile_everything_the_graphs_it_ran_eagerly_fail(self):
+        outcomes = self.outcomes(FALLBACK)
+        # _0_add adds; the other three multiply, and those graphs ran as handed over.
+        self.assertEqual({name: outcome for name, outcome in outcomes.items() if "_0_" not in name},
+                         {name: "FAIL" for name in outcomes if "_0_" not in name}, self.describe())
+        self.assertEqual([outcome for name, outcome in outcomes.items() if "_0_" in name], ["PASS"])
+        for test in self.results:
+            if test["outcome"] == "FAIL":
+                self.assertRegex(test["reason"], r"silent fallback to eager: graph 1, call 1 ran all \d+ of its compute "
+                                                 r"ops through PyTorch's kernels: aten\..*\[--eager-fallback fail")
+        self.assertEqual(set(self.outcomes("inductor").values()), {"PASS"})
+        self.assertEqual(set(self.outcomes("aot_eager").values()), {"PASS"})
+
+    def test_every_run_reports_it_per_backend(self):
+        self.assertEqual(self.run_record["eager_fallback"], "fail")
+        fallback = self.run_record["silent_fallback"]
+        # Three of its four graphs ran eagerly: more than half, which the line cannot tell from eager
+        # by design, and says so (test_eager_share: it names them where they are a minority).
+        self.assertEqual(fallback[FALLBACK]["wholly_eager"], 3)
+        self.assertEqual(len(fallback[FALLBACK]["tests"]), 3)
+        self.assertEqual(fallback["inductor"]["wholly_eager"], 0)
+        self.assertTrue(fallback["aot_eager"]["eager_throughout"])
+        for text in (self.completed.stdout, self.summary.replace("\\_", "_")):
+            self.assertRegex(text, rf"silent fallback to eager on {FALLBACK}: .*3 of 4 tests' graphs ran wholly on "
+                                   r"PyTorch's kernels")
+            self.assertIn("silent fallback to eager on inductor: none of 4 tests' graphs ran wholly", text)
+            self.assertIn("silent fallback to eager on aot_eager: not told apart: 4 of 4 tests' graphs ran wholly on "
+                          "PyTorch's kernels", text)
 
 
 if __name__ == "__main__":

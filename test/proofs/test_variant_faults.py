@@ -147,6 +147,15 @@ SYMBOLIC_RUN = shared_runs.DEFAULT.part([f"{FAULTY_MODULE}:bakes_in_first_sizes"
 FORGETFUL_RUN = shared_runs.SharedRun(env={"DYNAMO_SUITE_IMPORTS": "test.harness.forgetful_dynamo"}).part(
     [CONTROL], [_id_glob(SIZE_CHANGE, CONTROL, "static")])
 
+# The automatic_dynamic variant's replays, under a Dynamo that keeps one entry per function:
+# the grown call runs eagerly, with no graph of the backend's; each replayed test must fail
+# saying so (it passed when a grown call without a graph counted as replayed).
+ONE_ENTRY_SCENARIOS = (f"{CONTRACT}.OutputContractTests.test_layouts_[0-2]_*",)
+ONE_ENTRY_RUN = shared_runs.SharedRun("--variants", "automatic_dynamic", "--op-sweep", "none",
+                                      env={"DYNAMO_SUITE_IMPORTS": "test.harness.one_entry_dynamo"},
+                                      label="one entry per function").part(
+    [CONTROL], [_id_glob(scenario, CONTROL, "automatic_dynamic") for scenario in ONE_ENTRY_SCENARIOS])
+
 
 class DefaultSizeChangeFaultTests(unittest.TestCase):
     """The default run's one family with a size change (AutomaticDynamicTests, static only)
@@ -166,6 +175,19 @@ class DefaultSizeChangeFaultTests(unittest.TestCase):
         self.assertEqual(set(self.outcomes(FORGETFUL_RUN, CONTROL).values()), {"FAIL"})
         for test in FORGETFUL_RUN.tests():
             self.assertRegex(test["reason"], r"3 != 2 : sizes .*recompile", test["id"])
+
+
+class ReplayWithoutGraphTests(unittest.TestCase):
+    """No replay without a graph: a grown call that the backend served with no graph of its
+    own (Dynamo ran it eagerly) fails its test instead of comparing eager with eager."""
+
+    def test_a_grown_call_that_ran_eagerly_fails_saying_so(self):
+        tests = ONE_ENTRY_RUN.tests()
+        self.assertTrue(tests, ONE_ENTRY_RUN.describe())
+        for test in tests:
+            with self.subTest(test=test["id"]):
+                self.assertEqual(test["outcome"], "FAIL", test["reason"])
+                self.assertRegex(test["reason"], r"at other sizes: at the grown size \(.*\) the backend ran no graph")
 
 
 if __name__ == "__main__":

@@ -90,6 +90,9 @@ def render(report: RunReport) -> str:
                 if run.get("compile_options", "default") != "default" else ""), ""]
     lines += _scope_section(results)
     lines += _table(results)
+    fallback = eager_share_table.fallback_lines(results)
+    if fallback:
+        lines += ["", *(f"- **{_cell(line)}**" for line in fallback)]
     sweep = stage_lines(results) + op_sweep_lines(results) + eager_share_table.lines(results) + \
         list(filter(None, [coverage.line(results)]))
     if sweep:

@@ -29,7 +29,8 @@ holds one catalogue, with the self-test that runs it:
   test_training_loop.py; test/proofs/test_state_change_faults.py);
 * ``distributed``: right in one process, wrong in a process group (test/dynamo/test_distributed.py;
   test/proofs/test_distributed_faults.py);
-* ``scope``: backends that do not train and refuse, clearly or not, for the refusal
+* ``scope``: backends that do not train (or draw random numbers, or call custom operators) and
+  refuse, clearly or not, or crash with words of the capability in another phrase, for the refusal
   contract of a declared-unsupported capability (harness/features/scope.py;
   test/proofs/test_scope_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
@@ -87,6 +88,7 @@ from test.harness.faulty_backends.eager_share import (
     EAGER_OP,
     backward_eagerly,
     eager_for_symbolic_sizes,
+    falls_back_on_some_graphs,
     one_op_eagerly,
     swallows_errors_runs_eagerly,
 )
@@ -110,7 +112,12 @@ from test.harness.faulty_backends.state import (
     overshoots_optimizer_steps,
     reuses_graphs_by_input_names,
 )
-from test.harness.faulty_backends.scope import refuses_training, refuses_vaguely
+from test.harness.faulty_backends.scope import (
+    crashes_with_refusal_words,
+    refuses_in_form,
+    refuses_training,
+    refuses_vaguely,
+)
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -165,6 +172,8 @@ __all__ = [
     # scope
     "refuses_training",
     "refuses_vaguely",
+    "crashes_with_refusal_words",
+    "refuses_in_form",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",
@@ -200,6 +209,7 @@ __all__ = [
     "EAGER_OP",
     "one_op_eagerly",
     "backward_eagerly",
+    "falls_back_on_some_graphs",
     # perf
     "sleeps_per_call",
     "runs_forward_twice",
