@@ -34,6 +34,9 @@ holds one catalogue, with the self-test that runs it:
   test/proofs/test_scope_faults.py);
 * ``options``: right in every result, wrong in what they do with ``mode=`` and ``options=``
   (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
+* ``surface``: one higher-order operator Dynamo captures lowered wrongly (an autograd.Function,
+  a checkpoint, cond and while_loop), for the compile surface (test/dynamo/test_compile_surface.py;
+  test/proofs/test_compile_surface_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -105,6 +108,11 @@ from test.harness.faulty_backends.state import (
     reuses_graphs_by_input_names,
 )
 from test.harness.faulty_backends.scope import refuses_training, refuses_vaguely
+from test.harness.faulty_backends.surface import (
+    differentiates_autograd_function_forwards,
+    keeps_checkpointed_activations,
+    wrong_control_flow_backward,
+)
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -152,6 +160,10 @@ __all__ = [
     # scope
     "refuses_training",
     "refuses_vaguely",
+    # surface
+    "differentiates_autograd_function_forwards",
+    "keeps_checkpointed_activations",
+    "wrong_control_flow_backward",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",
