@@ -24,14 +24,18 @@
 
 The higher-order operators are compared with the same computation written with Python's if,
 while and for: torch.cond, while_loop, scan and map called eagerly are themselves traced by
-Dynamo, so they would share a tracing fault with the compiled side. Every comparison
-(``_same_as_eager``) checks outputs, inputs after the call and gradients, and then the
+Dynamo (on torch 2.13), so they would share a tracing fault with the compiled side. Every
+comparison outside IndexErrorTests (``_same_as_eager``) checks outputs, inputs after the call and gradients, and then the
 outputs' strides, their aliasing of inputs and of each other, and their autograd metadata, as
 the backend contract does (docs/checks.md, "The compile surface").
 
 test/proofs/test_mutation_faults.py shows each family failing on a mutant that breaks its
 clause (a custom operator's result perturbed, a control-flow operator's result perturbed;
 indices clamped; negative indices read as 0).
+test/proofs/test_compile_surface_faults.py shows the claims above failing on backends that get
+one higher-order operator wrong (a Function's forward differentiated, a checkpoint's
+activations kept, control flow's backward off) and on a Dynamo that splits at data-dependent
+sizes.
 """
 
 from __future__ import annotations
@@ -382,7 +386,8 @@ class ControlFlowTests(BackendTestCase):
 
     @_needs("scan")
     def test_scan_carries_its_state_from_row_to_row(self):
-        _same_as_eager(self, _running_sum_in_python, self.compile(_running_sum), [torch.randn(5, 3, requires_grad=True)])
+        _same_as_eager(self, _running_sum_in_python, self.compile(_running_sum),
+                       [torch.randn(5, 3, requires_grad=True)])
 
     @_needs("map")
     def test_map_applies_its_body_to_each_row(self):
