@@ -405,6 +405,7 @@ def normalize_guard_reason(reason: str) -> str:
 # Error messages, by their stable core.
 
 DOUBLE_BACKWARD_ERROR = r"torch\.compile with aot_autograd does not currently support double backward"
+ONCE_DIFFERENTIABLE_ERROR = r"trying to differentiate twice a function that was marked with @once_differentiable"
 DATA_PTR_ERROR = r"Cannot access data pointer of Tensor"
 LEAF_INPLACE_ERROR = r"a leaf Variable that requires grad is being used in an in-place operation"
 DONATED_BUFFER_RETAIN_ERROR = r"compiled with non-empty donated buffers which requires create_graph=False and retain_graph=False"

@@ -458,6 +458,8 @@ class CallIndependenceTests(ContractCase):
         first = compiled(torch.ones(4))
         first.add_(100)
         assert_close(self, torch.full((4,), 2.0), compiled(torch.ones(4)), what="the second call's output")
+        # Nor the next call into the output the caller kept and wrote to.
+        assert_close(self, torch.full((4,), 102.0), first, what="the first output, written to, after the second call")
 
     def test_output_does_not_follow_later_writes_to_the_input(self):
         compiled = self.compile(lambda x: x + 0)

@@ -6,7 +6,8 @@
   with its writes into inputs (through AOTAutograd's auto_functionalized) and its registered
   gradient.
 * ``HigherOrderOpTests``: torch.cond's branches, chosen by data, and activation checkpointing
-  reach the backend as higher-order operators, whose subgraphs it must run as eager does.
+  reach the backend as higher-order operators, whose subgraphs it must run (and differentiate)
+  as eager does; a checkpointed block keeps none of its activations for the backward.
 * ``IndexErrorTests``: an index past the end raises in eager PyTorch, and must in the compiled
   code too; a negative index counts from the end; so do the values a kernel's own check
   rejects (a target outside [0, 1], a negative beta). A kernel that skips the check returns
@@ -15,13 +16,26 @@
 * ``ControlFlowTests``: while_loop, scan and map run their subgraphs as many times as the
   data says; a checkpointed block with dropout draws the same mask when recomputed.
 * ``AutogradFunctionTests``: a torch.autograd.Function's own backward (straight-through,
-  from saved inputs and outputs, once_differentiable), not its forward's derivative.
+  from saved inputs and outputs, once_differentiable), not its forward's derivative: each
+  backward differs from the derivative on purpose; a once_differentiable backward is not
+  differentiated a second time.
 * ``DataDependentSizeTests``: nonzero, masked_select and .item() sizes, captured by Dynamo as
-  unbacked sizes: one graph, right for every call's count.
+  unbacked sizes: one graph, right (gradients too) for every call's count.
+
+The higher-order operators are compared with the same computation written with Python's if,
+while and for: torch.cond, while_loop, scan and map called eagerly are themselves traced by
+Dynamo (on torch 2.13), so they would share a tracing fault with the compiled side. Every
+comparison outside IndexErrorTests (``_same_as_eager``) checks outputs, inputs after the call and gradients, and then the
+outputs' strides, their aliasing of inputs and of each other, and their autograd metadata, as
+the backend contract does (docs/checks.md, "The compile surface").
 
 test/proofs/test_mutation_faults.py shows each family failing on a mutant that breaks its
 clause (a custom operator's result perturbed, a control-flow operator's result perturbed;
 indices clamped; negative indices read as 0).
+test/proofs/test_compile_surface_faults.py shows the claims above failing on backends that get
+one higher-order operator wrong (a Function's forward differentiated, a checkpoint's
+activations kept, control flow's backward off) and on a Dynamo that splits at data-dependent
+sizes.
 """
 
 from __future__ import annotations
@@ -34,9 +48,42 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from parameterized import parameterized
 
-from harness import BackendTestCase, assert_same_outputs_and_grads, compat, for_each_backend, opcheck
+from harness import (
+    BackendTestCase,
+    assert_same_aliasing,
+    assert_same_autograd_metadata,
+    assert_same_outputs_and_grads,
+    assert_same_strides,
+    capabilities,
+    clone_inputs,
+    compat,
+    for_each_backend,
+    needs,
+    opcheck,
+)
 
 _NAMESPACE = "dynamo_suite_surface"
+
+
+def _same_as_eager(test, fn, compiled, args) -> tuple:
+    """harness's comparison of outputs, inputs after the call and gradients, then, on the same
+    two calls, what the backend contract checks beyond values: the outputs' strides, which
+    inputs and other outputs they alias, and their autograd metadata (grad_fn, is_leaf)."""
+    calls = {}
+
+    def recorded(side, function):
+        def call(*call_args):
+            calls[side] = call_args, function(*call_args)
+            return calls[side][1]
+
+        return call
+
+    expected, actual = assert_same_outputs_and_grads(test, recorded("eager", fn), recorded("compiled", compiled), args)
+    (eager_args, _), (compiled_args, _) = calls["eager"], calls["compiled"]
+    assert_same_autograd_metadata(test, expected, actual)
+    assert_same_strides(test, expected, actual)
+    assert_same_aliasing(test, eager_args, expected, compiled_args, actual)
+    return expected, actual
 
 
 @torch.library.custom_op(f"{_NAMESPACE}::soft_clip", mutates_args=())
@@ -100,31 +147,48 @@ class CustomOpTests(BackendTestCase):
         def fn(x):
             return soft_clip(x * 2, 1.5) + x
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(4, 5)])
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(4, 5)])
 
     def test_custom_op_writing_into_an_input(self):
         def fn(x, out):
             scale_into(x.sin(), out, 3.0)
-            return out + 1
+            return out + 1, out[::2]  # the second a view of the input written into: it must stay one
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(6), torch.zeros(6)])
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(6), torch.zeros(6)])
 
     def test_custom_op_with_several_outputs(self):
         def fn(x):
             positive, negative = split_signs(x)
-            return positive * 2 - negative, negative.sum()
+            return (positive * 2 - negative).t(), negative.sum()  # transposed: its strides are eager's
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(3, 4)])
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(3, 4)])
 
     def test_custom_op_gradient_and_real_kernel(self):
         def fn(x):
             return cube(x).sum() + cube(x * 0.5).mean()
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(5, requires_grad=True)])
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(5, requires_grad=True)])
 
 
 def _branches(x, scale):
     return torch.cond(x.sum() > 0, lambda y, s: (y.sin() * s).cumsum(0), lambda y, s: y.cos() - s, (x, scale))
+
+
+def _branches_in_python(x, scale):
+    """``_branches`` with Python's if: the reference."""
+    if x.sum() > 0:
+        return (x.sin() * scale).cumsum(0)
+    return x.cos() - scale
+
+
+def _checkpointed_block(x, w):
+    # Its activations ((8, 16, 32): 4096 elements) are 8 times its largest input (w, 512):
+    # a backward that keeps them instead of recomputing them shows in what autograd saves.
+    return (x[:, :, None] * w).tanh().sum(1)
+
+
+def _checkpointed(x, w):
+    return torch.utils.checkpoint.checkpoint(_checkpointed_block, x, w, use_reentrant=False).cos()
 
 
 @for_each_backend
@@ -132,20 +196,29 @@ class HigherOrderOpTests(BackendTestCase):
     """Control flow and checkpointing: subgraphs the backend runs as eager would."""
 
     def test_cond_takes_the_branch_the_data_chooses(self):
-        compiled = self.compile(_branches)
+        # fullgraph: a backend failing to compile cond (or its backward) would otherwise have
+        # Dynamo run it eagerly, and the comparison would be eager's against eager's.
+        compiled = self.compile(_branches, fullgraph=True)
         for sign in (1.0, -1.0, 1.0):
-            x = (torch.rand(6) + 0.1) * sign
-            assert_same_outputs_and_grads(self, _branches, compiled, [x, torch.tensor(1.5)])
+            x = ((torch.rand(6) + 0.1) * sign).requires_grad_()
+            _same_as_eager(self, _branches_in_python, compiled, [x, torch.tensor(1.5, requires_grad=True)])
+        self.assertEqual(self.graphs_received, 1, "the branch was not chosen by the data in one graph")
 
     def test_checkpointed_block_recomputes_its_forward(self):
-        def block(x, w):
-            return (x @ w).tanh() * x.sum()
-
-        def fn(x, w):
-            return torch.utils.checkpoint.checkpoint(block, x, w, use_reentrant=False).sum()
-
-        assert_same_outputs_and_grads(self, fn, self.compile(fn),
-                                      [torch.randn(3, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)])
+        args = [torch.randn(8, 16, requires_grad=True), torch.randn(16, 32, requires_grad=True)]
+        compiled = self.compile(_checkpointed)
+        _same_as_eager(self, _checkpointed, compiled, args)
+        # What the call keeps for its backward, as autograd's saved-tensor hooks see it (eager
+        # keeps x alone: its checkpoint saves through hooks of its own). The block's inputs
+        # may be kept; anything larger is an activation the backward should have recomputed.
+        # What a backend keeps outside autograd's saved tensors is not seen here.
+        saved = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(tuple(t.shape)) or t, lambda t: t):
+            compiled(*clone_inputs(args))
+        largest_input = max(arg.numel() for arg in args)
+        kept = [shape for shape in saved if torch.Size(shape).numel() > largest_input]
+        self.assertEqual(kept, [], f"the backward keeps tensors larger than the checkpointed block's inputs "
+                                   f"({largest_input} elements): its activations, not recomputed (saved: {saved})")
 
 
 # Each indexing call with its valid indices, then with one past the end.
@@ -306,6 +379,28 @@ def _each_row(x, w):
     return rows(lambda row, weight: (row @ weight).relu(), x, w)
 
 
+# The same computations with Python's while and for: the references.
+
+
+def _counted_loop_in_python(x, steps):
+    i, y = torch.zeros((), dtype=torch.int64), x
+    while i < steps:
+        i, y = i + 1, y.sin() + y * 0.5
+    return i, y
+
+
+def _running_sum_in_python(x):
+    carry, rows = torch.zeros_like(x[0]), []
+    for row in x:
+        carry, out = carry + row, (carry * row).tanh()
+        rows.append(out)
+    return carry, torch.stack(rows)
+
+
+def _each_row_in_python(x, w):
+    return torch.stack([(row @ w).relu() for row in x])
+
+
 def _needs(name: str):
     """Skips a test where this torch has no control-flow operator called ``name``."""
     def wrap(test):
@@ -330,17 +425,26 @@ class ControlFlowTests(BackendTestCase):
     def test_while_loop_runs_as_many_steps_as_the_data_says(self):
         compiled = self.compile(_counted_loop)
         for steps in (3, 1, 5):
-            assert_same_outputs_and_grads(self, _counted_loop, compiled, [torch.randn(4), torch.tensor(steps)])
+            _same_as_eager(self, _counted_loop_in_python, compiled, [torch.randn(4), torch.tensor(steps)])
+
+    @_needs("while_loop")
+    def test_while_loop_gradients_go_back_through_every_step(self):
+        # fullgraph: where the backend cannot compile the loop's backward, Dynamo would run the
+        # loop eagerly instead (a graph break), and the gradients compared would be eager's.
+        compiled = self.compile(_counted_loop, fullgraph=True)
+        for steps in (3, 1):
+            _same_as_eager(self, _counted_loop_in_python, compiled,
+                           [torch.randn(4, requires_grad=True), torch.tensor(steps)])
 
     @_needs("scan")
     def test_scan_carries_its_state_from_row_to_row(self):
-        assert_same_outputs_and_grads(self, _running_sum, self.compile(_running_sum),
-                                      [torch.randn(5, 3, requires_grad=True)])
+        _same_as_eager(self, _running_sum_in_python, self.compile(_running_sum),
+                       [torch.randn(5, 3, requires_grad=True)])
 
     @_needs("map")
     def test_map_applies_its_body_to_each_row(self):
-        assert_same_outputs_and_grads(self, _each_row, self.compile(_each_row),
-                                      [torch.randn(4, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True)])
+        _same_as_eager(self, _each_row_in_python, self.compile(_each_row),
+                       [torch.randn(4, 3, requires_grad=True), torch.randn(3, 2, requires_grad=True)])
 
     def test_checkpointed_dropout_draws_the_same_mask_again(self):
         def block(x, w):
@@ -376,8 +480,14 @@ class _RoundStraightThrough(torch.autograd.Function):
         return grad
 
 
+# Each backward below differs from its forward's derivative on purpose, as the backwards users
+# write do (estimators, clipping, reversal): a backend that differentiated the forward instead
+# of running the backward gives other gradients.
+
+
 class _ScaledExp(torch.autograd.Function):
-    """exp(x) * scale, its backward from the output it saved, and a product saving its inputs."""
+    """exp(x) * scale, its backward from the output it saved: damped, out / (1 + out) where the
+    derivative is out."""
 
     @staticmethod
     def forward(ctx, x, scale: float):
@@ -388,10 +498,12 @@ class _ScaledExp(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        return grad * out, None
+        return grad * out / (1 + out), None
 
 
 class _Product(torch.autograd.Function):
+    """x * y from its saved inputs, reversing y's gradient (a gradient-reversal layer's trick)."""
+
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x, y)
@@ -400,10 +512,12 @@ class _Product(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
-        return grad * y, grad * x
+        return grad * y, -grad * x
 
 
 class _OnceCubed(torch.autograd.Function):
+    """x ** 3 with a clipped derivative, its backward not differentiable itself."""
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -413,7 +527,13 @@ class _OnceCubed(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        return grad * 3 * x ** 2
+        return (grad * 3 * x ** 2).clamp(-1, 1)
+
+
+def _once_cubed(x):
+    # Times x: the gradient reaching the Function depends on x, so a second backward has to
+    # go through the Function's backward (with a constant factor it would not).
+    return _OnceCubed.apply(x.sin()) * x
 
 
 @for_each_backend
@@ -425,20 +545,30 @@ class AutogradFunctionTests(BackendTestCase):
         def fn(x):
             return (_RoundStraightThrough.apply(x) * x).sum()
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(8, requires_grad=True)])
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(8, requires_grad=True)])
 
     def test_backward_from_saved_inputs_and_outputs(self):
         def fn(x, y):
             return _ScaledExp.apply(x, 0.5) + _Product.apply(x, y.cos())
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn),
-                                      [torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)])
+        _same_as_eager(self, fn, self.compile(fn),
+                       [torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)])
 
     def test_once_differentiable_backward(self):
-        def fn(x):
-            return _OnceCubed.apply(x.sin()) * 2
+        _same_as_eager(self, _once_cubed, self.compile(_once_cubed), [torch.randn(6, requires_grad=True)])
 
-        assert_same_outputs_and_grads(self, fn, self.compile(fn), [torch.randn(6, requires_grad=True)])
+    @needs(capabilities.DOUBLE_BACKWARD)
+    def test_once_differentiable_backward_is_not_differentiated_again(self):
+        x = torch.randn(6, requires_grad=True)
+        grad, = torch.autograd.grad(_once_cubed(x).sum(), x, create_graph=True)
+        with self.assertRaisesRegex(RuntimeError, compat.ONCE_DIFFERENTIABLE_ERROR, msg="eager refuses it"):
+            grad.sum().backward()
+        grad, = torch.autograd.grad(self.compile(_once_cubed)(x).sum(), x, create_graph=True)
+        # An AOTAutograd backend refuses every second backward, with its own error; any
+        # other must refuse this one as eager does, not compute a second-order gradient.
+        refusal = compat.DOUBLE_BACKWARD_ERROR if self.uses_aot_autograd else compat.ONCE_DIFFERENTIABLE_ERROR
+        with self.assertRaisesRegex(RuntimeError, refusal, msg="a once_differentiable backward was differentiated"):
+            grad.sum().backward()
 
 
 # -- sizes that depend on the data ---------------------------------------------------------------------
@@ -471,7 +601,9 @@ class DataDependentSizeTests(BackendTestCase):
         with compat.dynamo_config_patch(capture_dynamic_output_shape_ops=True, capture_scalar_outputs=True):
             compiled = self.compile(fn)
             for x in inputs:
-                assert_same_outputs_and_grads(self, fn, compiled, [x])
+                _same_as_eager(self, fn, compiled, [x.requires_grad_()])
+        self.assertEqual(self.graphs_received, 1, f"{len(inputs)} calls with different counts: the data-dependent "
+                                                  f"size was not captured once, as an unbacked size")
 
     def test_nonzero_and_masked_select_sizes_from_the_data(self):
         self.check_calls(_positives, [torch.tensor([1.0, -2.0, 3.0, 0.5]), torch.tensor([-1.0, -2.0, 3.0, -0.5]),

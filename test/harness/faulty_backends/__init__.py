@@ -37,6 +37,9 @@ holds one catalogue, with the self-test that runs it:
   (harness/axes/compile_options.py; test/proofs/test_option_faults.py);
 * ``draws``: right in everything but the law of a random operator's draws
   (harness/checks/opcheck.py; test/proofs/test_random_law_faults.py);
+* ``surface``: one higher-order operator Dynamo captures lowered wrongly (an autograd.Function,
+  a checkpoint, cond and while_loop), for the compile surface (test/dynamo/test_compile_surface.py;
+  test/proofs/test_compile_surface_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -118,6 +121,11 @@ from test.harness.faulty_backends.scope import (
     refuses_training,
     refuses_vaguely,
 )
+from test.harness.faulty_backends.surface import (
+    differentiates_autograd_function_forwards,
+    keeps_checkpointed_activations,
+    wrong_control_flow_backward,
+)
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
@@ -174,6 +182,10 @@ __all__ = [
     "refuses_vaguely",
     "crashes_with_refusal_words",
     "refuses_in_form",
+    # surface
+    "differentiates_autograd_function_forwards",
+    "keeps_checkpointed_activations",
+    "wrong_control_flow_backward",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",
