@@ -110,12 +110,20 @@ def beyond_reference(eager: Any, compiled: Any, fp64: Any, tol: float) -> str | 
     if not (isinstance(fp64, torch.Tensor) and isinstance(compiled, torch.Tensor) and fp64.shape == eager.shape
             and eager.is_floating_point() and fp64.is_floating_point()):
         return "no float64 reference to judge it by"
-    # Where eager or the reference is not finite (an overflow, log of zero) the compiled value
-    # must be eager's; the distances are taken over the rest, which an infinity would make NaN.
-    finite = eager.isfinite() & fp64.isfinite()
-    if not torch.equal(eager[~finite].isnan(), compiled[~finite].isnan()) or \
-            not bool((eager[~finite] == compiled[~finite]).logical_or(eager[~finite].isnan()).all()):
-        return "NaN or infinities where eager has other values"
+    # Where the reference is not finite, the compiled value must be eager's NaN or infinity;
+    # where only eager is (it overflowed, the wider reference did not), eager's or the
+    # reference's; the distances are taken over the rest, which an infinity would make NaN.
+    known = fp64.isfinite()
+    want, got = eager[~known], compiled[~known]
+    if not bool(((want == got) | (want.isnan() & got.isnan())).all()):
+        return "NaN or infinities other than eager's where the float64 reference has them"
+    overflowed = known & ~eager.isfinite()
+    got, true = compiled[overflowed], fp64[overflowed]
+    if not bool(((got == eager[overflowed]) | ((got.double() - true).abs() <= tol * (1 + true.abs()))).all()):
+        return "where eager overflowed, neither eager's value nor the float64 reference's"
+    finite = known & eager.isfinite()
+    if not bool(finite.any()):
+        return None
     found = mismatch("", eager[finite], compiled[finite], fp64[finite], tol)
     return None if found is None else found.detail
 
