@@ -19,7 +19,8 @@ from harness.testcase import smoke
 from harness.run.collection import collect
 from test.harness import faulty_backends
 from test.proofs import (test_distributed_faults, test_eager_share_faults, test_export_faults, test_faulty_backends,
-                         test_faulty_models, test_faulty_transforms, test_scope_faults, test_variant_faults)
+                         test_faulty_models, test_faulty_transforms, test_judging_faults, test_scope_faults,
+                         test_variant_faults)
 from test.harness.cli import run_cli
 
 MODULE = "test.dynamo."
@@ -157,8 +158,10 @@ class SmokeCatchesEveryFaultTests(unittest.TestCase):
         # Right outside an export variant, or outside a process group (the nightly distributed
         # family): test_export_faults and test_distributed_faults catch them there; refusing
         # training, as the refusal contract's run declares it (test_scope_faults).
+        # The judging faults are wrong in half precision, at a second size or where only the
+        # options group's gradients look (test_judging_faults).
         elsewhere = (set(test_export_faults.FAULTS) | set(test_distributed_faults.FAULTS)
-                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS})
+                     | {test_scope_faults.KEEPS, *test_scope_faults.BREAKS} | set(test_judging_faults.CATCHES))
         self.assertEqual(_faulty_backend_names() - in_tables - set(CAUGHT_OUTSIDE_FAULTS) - variant_only
                          - eager_share_only - elsewhere, set(), "a faulty backend with no smoke test on record")
         for fault, scenario in CAUGHT_OUTSIDE_FAULTS.items():

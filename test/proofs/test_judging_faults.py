@@ -20,8 +20,9 @@ import unittest
 from harness.axes import registry
 from test.harness import shared_runs
 
-# Its own seconds (test/harness/budgets.py, shared runs apart): 0 s measured 2026-12-04.
-TIME_BUDGET_S = 10
+# Its own seconds (test/harness/budgets.py), its run of its own options included: 103 s
+# measured 2026-12-06 (2 cores shared with other jobs).
+TIME_BUDGET_S = 220
 
 FAULTY_MODULE = "test.harness.faulty_backends"
 CONTROL = "aot_eager"
