@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -99,44 +99,43 @@ def assert_accurate(eager: dict[str, torch.Tensor], compiled: dict[str, torch.Te
     raise AssertionError(f"{len(mismatches)} of {len(eager)} tensors off{more}: " + "; ".join(lines))
 
 
-def no_worse_than_eager(eager: Any, compiled: Any, truth: Callable[[], Any],
-                        tol_of: Callable[[torch.dtype], float], computed_in: torch.dtype | None = None) -> bool:
-    """Whether half-precision values that missed a fixed tolerance are right all the same.
-
-    A compiler that keeps intermediates in float32 and rounds once differs from eager, which
-    rounds after every step, by more than a fixed tolerance while being right; so such values
-    are judged as a model is above: no further from a float64 run (``truth()``, the same
-    structure) than a small multiple of eager's own distance. Only when every leaf that is a
-    half-precision tensor passes that way, and there is one; other leaves were already held
-    to eager by the caller's comparison. ``computed_in`` (under autocast: the half dtype it
-    computes in) judges every floating leaf so, whatever its own dtype."""
-    eagers, compileds = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
-
-    def judged(value: Any) -> bool:
-        return isinstance(value, torch.Tensor) and (value.dtype in HALF or (
-            computed_in is not None and value.is_floating_point()))
-
-    if len(eagers) != len(compileds) or not any(judged(e) for e in eagers):
-        return False
-    try:
-        truths = pytree.tree_leaves(truth())
-    except Exception:  # no float64 kernel, or the code casts explicitly: the tolerance decides
-        return False
-    if len(truths) != len(eagers):
-        return False
-    for index, (want, got, true) in enumerate(zip(eagers, compileds, truths)):
-        if judged(want) and isinstance(true, torch.Tensor):
-            if mismatch(str(index), want, got, true, tol_of(computed_in or want.dtype)) is not None:
-                return False
-    return True
+def beyond_reference(eager: Any, compiled: Any, fp64: Any, tol: float) -> str | None:
+    """How one floating tensor that missed a fixed tolerance is wrong against the float64
+    reference (``mismatch``: further from it than a small multiple of eager's own distance),
+    or None when it is right all the same. A compiler that keeps intermediates in a wider
+    type and rounds once differs from eager, which rounds after every step, by more than any
+    fixed tolerance while being nearer the truth; a wrong kernel is further from it. A
+    reference that is no tensor of eager's shape (the code cast explicitly, or has no float64
+    kernel) excuses nothing."""
+    if not (isinstance(fp64, torch.Tensor) and isinstance(compiled, torch.Tensor) and fp64.shape == eager.shape
+            and eager.is_floating_point() and fp64.is_floating_point()):
+        return "no float64 reference to judge it by"
+    # Where the reference is not finite, the compiled value must be eager's NaN or infinity;
+    # where only eager is (it overflowed, the wider reference did not), eager's or the
+    # reference's; the distances are taken over the rest, which an infinity would make NaN.
+    known = fp64.isfinite()
+    want, got = eager[~known], compiled[~known]
+    if not bool(((want == got) | (want.isnan() & got.isnan())).all()):
+        return "NaN or infinities other than eager's where the float64 reference has them"
+    overflowed = known & ~eager.isfinite()
+    got, true = compiled[overflowed], fp64[overflowed]
+    if not bool(((got == eager[overflowed]) | ((got.double() - true).abs() <= tol * (1 + true.abs()))).all()):
+        return "where eager overflowed, neither eager's value nor the float64 reference's"
+    finite = known & eager.isfinite()
+    if not bool(finite.any()):
+        return None
+    found = mismatch("", eager[finite], compiled[finite], fp64[finite], tol)
+    return None if found is None else found.detail
 
 
 def in_float64(values: list[Any]) -> list[Any]:
-    """``values`` with each half-precision tensor as a float64 copy (keeping requires_grad),
-    other tensors as copies, an argument given twice still one object."""
+    """``values`` with each real floating tensor as a float64 copy and each complex one as a
+    complex128 copy (keeping requires_grad), other tensors as copies, an argument given twice
+    still one object: the inputs of the reference run."""
     copies: dict[int, Any] = {}
     for value in values:
         if isinstance(value, torch.Tensor) and id(value) not in copies:
-            copy = value.detach().double() if value.dtype in HALF else value.detach().clone()
+            wide = torch.complex128 if value.dtype.is_complex else torch.float64
+            copy = value.detach().to(wide, copy=True) if value.is_floating_point() or value.is_complex() else value.detach().clone()
             copies[id(value)] = copy.requires_grad_(value.requires_grad)
     return [copies.get(id(value), value) for value in values]

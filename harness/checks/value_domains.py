@@ -275,7 +275,7 @@ def exact_mismatch(want: Any, got: Any) -> str | None:
 
 
 def batch_check(calls: list[Call], backend: Callable, *, domains: tuple[Domain, ...] = DOMAINS,
-                gradients: bool = False, testcase=None, tolerance_scale: float = 10.0,
+                gradients: bool = False, testcase=None, tolerance_scale: float = 1.0,
                 exact_layouts: bool = False) -> list[Difference]:
     """Every call over every domain (the catalogue's, unless given), compared with eager by
     the operator checker (OperatorChecker.together: compiled together, one graph for all of

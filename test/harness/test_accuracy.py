@@ -6,7 +6,8 @@ import unittest
 
 import torch
 
-from harness.checks.accuracy import assert_accurate, mismatch, no_worse_than_eager
+from harness.checks.accuracy import assert_accurate, beyond_reference, mismatch
+from harness.checks.compare import assert_close
 from harness.checks.models import ModelSpec, missing_library
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
@@ -83,7 +84,9 @@ class MissingLibraryTests(unittest.TestCase):
 
 
 class HalfPrecisionTests(unittest.TestCase):
-    """no_worse_than_eager: how the op sweep and the second-size replay judge half values."""
+    """compare.assert_close with a float64 reference: how the operator checker, the
+    second-size replay and the served block judge values that miss their tolerance, each
+    leaf by its own rule (accuracy.beyond_reference)."""
 
     def setUp(self):
         torch.manual_seed(0)
@@ -93,20 +96,53 @@ class HalfPrecisionTests(unittest.TestCase):
         self.eager = (half @ half).cumsum(-1)  # rounded after every step
         self.rounded_once = self.truth.half()  # what a compiler keeping float32 inside gives
 
-    def judge(self, compiled):
-        return no_worse_than_eager([self.eager], [compiled], lambda: [self.truth], lambda dtype: 1e-2)
+    def judge(self, eager, compiled, truth):
+        assert_close(unittest.TestCase(), eager, compiled, reference=lambda: truth)
 
     def test_rounding_once_is_right(self):
         self.assertFalse(torch.allclose(self.eager, self.rounded_once, rtol=1e-2, atol=1e-2))
-        self.assertTrue(self.judge(self.rounded_once))
+        self.judge([self.eager], [self.rounded_once], [self.truth])
+        self.assertIsNone(beyond_reference(self.eager, self.rounded_once, self.truth, 1e-3))
 
     def test_wrong_values_and_wrong_dtypes_are_not_excused(self):
-        self.assertFalse(self.judge(self.rounded_once * 1.05))
-        self.assertFalse(self.judge(self.truth.float()))
+        with self.assertRaisesRegex(AssertionError, r"against the float64 reference: RMSE"):
+            self.judge([self.eager], [self.rounded_once * 1.05], [self.truth])
+        with self.assertRaisesRegex(AssertionError, r"dtype differs"):
+            self.judge([self.eager], [self.truth.float()], [self.truth])
 
-    def test_only_half_values_are_judged_this_way(self):
-        self.assertFalse(no_worse_than_eager([self.x.float()], [self.x.float() * 1.05], lambda: [self.x],
-                                             lambda dtype: 1e-2))
+    def test_a_bfloat16_result_12_percent_off_fails(self):
+        eager = self.x.bfloat16().sin()
+        with self.assertRaisesRegex(AssertionError, r"values differ from eager(.|\n)*against the float64 reference"):
+            self.judge(eager, eager * 1.12, self.x.sin())
+
+    def test_a_leaf_that_passes_excuses_no_other(self):
+        # bfloat16 values right (rounded once), then beside them: indices one place on, a
+        # float32 leaf 4 too large, the half values detached.
+        values, indices = self.eager.topk(3)
+        truth_values = self.truth.topk(3).values
+        with self.assertRaisesRegex(AssertionError, r"output\[1\]: values differ"):
+            self.judge((values, indices), (truth_values.half(), (indices + 1) % 64), (truth_values, indices))
+        wide = self.x.float()
+        with self.assertRaisesRegex(AssertionError, r"output\[1\]: values differ"):
+            self.judge((self.eager, wide), (self.rounded_once, wide + 4), (self.truth, self.x))
+        grad = self.eager.clone().requires_grad_()
+        with self.assertRaisesRegex(AssertionError, r"requires_grad differs"):
+            self.judge([grad], [self.rounded_once], [self.truth])
+
+    def test_float32_too_is_judged_against_float64(self):
+        # Running sums of 4000 terms that cancel, rounded once (a compiler accumulating in a
+        # wider type): beyond the fixed tolerance of eager's, nearer float64 than eager is.
+        eager, fp64, _ = _three_ways(lambda x: (x.exp() - 1.6).cumsum(-1), 64, 4000)
+        compiled = fp64.float()
+        self.assertFalse(torch.allclose(eager, compiled, rtol=1.3e-5, atol=1e-5))
+        self.judge(eager, compiled, fp64)
+        with self.assertRaisesRegex(AssertionError, r"against the float64 reference"):
+            self.judge(eager, compiled + 1e-3, fp64)
+
+    def test_without_a_reference_the_tolerance_decides(self):
+        with self.assertRaisesRegex(AssertionError, r"values differ"):
+            assert_close(unittest.TestCase(), self.eager, self.rounded_once)
+        self.assertEqual(beyond_reference(self.eager, self.rounded_once, None, 1e-3), "no float64 reference to judge it by")
 
 
 if __name__ == "__main__":

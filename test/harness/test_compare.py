@@ -6,7 +6,8 @@ import unittest
 
 import torch
 
-from harness.checks.compare import assert_close, assert_same_outputs_and_grads, clone_input, rand_strided, tolerance
+from harness.checks.compare import (
+    assert_close, assert_same_outputs_and_grads, clone_input, rand_strided, tolerance, weighted_loss)
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
 TIME_BUDGET_S = 10
@@ -103,6 +104,36 @@ class SameOutputsAndGradsTests(unittest.TestCase):
             assert_same_outputs_and_grads(
                 self, lambda x: x * 2, lambda x: (x * 2).detach(), [torch.randn(3, requires_grad=True)]
             )
+
+
+class _SoftmaxWithoutOut(torch.autograd.Function):
+    """softmax whose backward forgets its ``* out`` factor: right only where the upstream
+    gradient is constant along the dimension, as a plain sum of the outputs makes it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = x.softmax(-1)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad - (grad * out).sum(-1, keepdim=True)
+
+
+class WeightedLossTests(unittest.TestCase):
+    def test_signed_weights_the_same_on_every_call(self):
+        x = torch.ones(1000, requires_grad=True)
+        weights, = torch.autograd.grad(weighted_loss([x]), x)
+        self.assertTrue(bool((weights < -0.5).any()) and bool((weights > 0.5).any()))
+        self.assertTrue(torch.equal(weights, torch.autograd.grad(weighted_loss([x]), x)[0]))
+
+    def test_a_gradient_through_a_normalizing_op_is_seen(self):
+        # Through softmax a plain sum of the outputs is constant (1 per row): both gradients 0.
+        with self.assertRaisesRegex(AssertionError, r"grad of input 0: values differ"):
+            assert_same_outputs_and_grads(self, lambda x: x.softmax(-1), _SoftmaxWithoutOut.apply,
+                                          [torch.randn(3, 5, requires_grad=True)])
 
 
 class RandStridedTests(unittest.TestCase):

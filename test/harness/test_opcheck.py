@@ -15,8 +15,9 @@ from harness.checks import clauses, opcheck, value_domains
 from harness.checks.opcheck import (
     Call, Difference, EagerError, ErrorVerdict, NoGraphCaptured, OpCheckFailure, OperatorChecker, op_check, random_op_check)
 from test.harness.faulty_backends import (
-    bernoulli_ignores_p, dropout_ignores_p, keeps_its_own_generator, loses_negative_zero, memoizes_on_shapes,
-    normal_ignores_std, replays_random_draws, wrong_gradients, wrong_values)
+    bernoulli_ignores_p, dropout_ignores_p, half_outputs_12_percent_off, keeps_its_own_generator, loses_negative_zero,
+    memoizes_on_shapes, normal_ignores_std, replays_random_draws, wrong_gradient_free_ops, wrong_gradients,
+    wrong_half_indices, wrong_softmax_backward, wrong_values)
 
 # Its own seconds (test/harness/budgets.py): 6 s measured 2026-11-29.
 TIME_BUDGET_S = 20
@@ -48,6 +49,21 @@ class OpCheckTests(unittest.TestCase):
     def test_no_gradient_in_eager_must_be_no_gradient_compiled(self):
         # argmax has no gradient: eager autograd refuses, and so must the compiled call.
         op_check(torch.argmax, (self.x,), {"dim": 1}, "aot_eager", check_gradients=True)
+
+    def test_a_normalizing_op_s_gradient_is_seen(self):
+        # Σ|softmax| is 1 per row: a loss of absolute values gave both gradients 0.
+        op_check(torch.softmax, (self.x, -1), {}, "aot_eager", check_gradients=True)
+        with self.assertRaisesRegex(OpCheckFailure, r"^gradients differ"):
+            op_check(torch.softmax, (self.x, -1), {}, wrong_softmax_backward, check_gradients=True)
+
+    def test_half_precision_is_judged_against_float64_leaf_by_leaf(self):
+        x = torch.randn(4, 6, dtype=torch.bfloat16)
+        op_check(torch.topk, (x, 3), {}, "aot_eager")
+        op_check(torch.sin, (x,), {}, "aot_eager")
+        with self.assertRaisesRegex(OpCheckFailure, r"outputs\[1\]: values differ"):  # right values, wrong indices
+            op_check(torch.topk, (x, 3), {}, wrong_half_indices)
+        with self.assertRaisesRegex(OpCheckFailure, r"against the float64 reference"):  # 12% off
+            op_check(torch.sin, (x,), {}, half_outputs_12_percent_off)
 
     def test_data_specialization_is_caught(self):
         op_check(torch.exp, (self.x,), {}, memoizes_on_shapes)  # one call: nothing to see
@@ -226,6 +242,21 @@ class ValueDomainTests(unittest.TestCase):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.assertEqual(value_domains.batch_check(calls, "eager", domains=value_domains.DOMAINS[:1]), [])
+
+    def test_calls_without_gradients_are_judged_on_their_values_beside_ones_with(self):
+        # Eager's backward has nothing to differentiate for argmax and any: they were compiled
+        # and never compared when the batch computed gradients.
+        x = torch.randn(4, 5, requires_grad=True)
+        calls = [Call("argmax", torch.argmax, (x.detach(),), {"dim": 1, "keepdim": True}),
+                 Call("any", torch.any, (x.detach() > 0,), {"dim": 0}),
+                 Call("softmax", torch.softmax, (x, -1), {})]
+        domains = value_domains.DOMAINS[:1]
+        self.assertEqual(value_domains.batch_check(calls, "aot_eager", domains=domains, gradients=True), [])
+        found = value_domains.batch_check(calls, wrong_gradient_free_ops, domains=domains, gradients=True)
+        self.assertEqual(sorted(each.op for each in found), ["any", "argmax"])
+        found = value_domains.batch_check(calls, wrong_softmax_backward, domains=domains, gradients=True)
+        self.assertEqual([each.op for each in found], ["softmax"])
+        self.assertRegex(found[0].what, r"^gradients differ")
 
     def test_an_op_whose_compile_fails_is_named_and_the_others_still_judged(self):
         def refuses_sub(gm, example_inputs):

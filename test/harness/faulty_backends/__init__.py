@@ -40,6 +40,10 @@ holds one catalogue, with the self-test that runs it:
 * ``surface``: one higher-order operator Dynamo captures lowered wrongly (an autograd.Function,
   a checkpoint, cond and while_loop), for the compile surface (test/dynamo/test_compile_surface.py;
   test/proofs/test_compile_surface_faults.py);
+* ``judging``: wrong where a check's judgement of values and gradients forgave them: a
+  leaf beside half-precision ones, a call with no input that requires grad, a gradient a
+  constant loss hides, 12% in half precision (harness/checks/compare.py;
+  test/proofs/test_judging_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -96,6 +100,15 @@ from test.harness.faulty_backends.eager_share import (
     swallows_errors_runs_eagerly,
 )
 from test.harness.faulty_backends.distributed import crashes_one_rank, drops_one_ddp_bucket, hangs_one_rank
+from test.harness.faulty_backends.judging import (
+    detaches_half_outputs,
+    float32_off_beside_half,
+    half_gradients_12_percent_off,
+    half_outputs_12_percent_off,
+    wrong_gradient_free_ops,
+    wrong_half_indices,
+    wrong_softmax_backward,
+)
 from test.harness.faulty_backends.options import ignores_options, keeps_first_options
 from test.harness.faulty_backends.perf import keeps_activation_copies, runs_forward_twice, sleeps_per_call
 from test.harness.faulty_backends.real_data import (
@@ -230,6 +243,14 @@ __all__ = [
     "drops_one_ddp_bucket",
     "crashes_one_rank",
     "hangs_one_rank",
+    # judging
+    "wrong_half_indices",
+    "half_outputs_12_percent_off",
+    "half_gradients_12_percent_off",
+    "float32_off_beside_half",
+    "detaches_half_outputs",
+    "wrong_gradient_free_ops",
+    "wrong_softmax_backward",
     # options
     "ignores_options",
     "keeps_first_options",
