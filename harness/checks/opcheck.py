@@ -27,7 +27,7 @@ import torch.utils._pytree as pytree
 
 from harness import compat
 from harness.checks import accuracy
-from harness.checks.compare import assert_close, identical, weighted_loss
+from harness.checks.compare import assert_close, identical, tolerance, weighted_loss
 
 class OpCheckFailure(AssertionError):
     """The compiled operator is observably different from eager."""
