@@ -6,8 +6,8 @@ measures aot_eager again beside three faulty backends built on it
 (test/harness/faulty_backends/perf.py), all compared with that baseline: the faulty ones
 by scenario, since the baseline holds aot_eager alone. Required:
 
-* aot_eager against its own baseline: no regression in speed-up or memory, and at most one
-  speed-up improvement (noise of the baseline's run, which shares the machine);
+* aot_eager against its own baseline: no change in memory, and at most one speed-up change,
+  on the sub-millisecond input mutation only (both runs share the machine with others);
 * ``sleeps_per_call`` and ``runs_forward_twice``: a speed-up regression on every graph, or
   too noisy to judge where a figure was noisy (the sub-millisecond input mutation often is,
   and beside the self-tests any may be), and a regression on at least ``MIN_CAUGHT`` of the
@@ -41,6 +41,8 @@ HUNGRY = "keeps_activation_copies"
 # graphs (not comparable, rightly) and caught the other three: half is what load leaves.
 MIN_CAUGHT = 3
 BUDGET = ("--perf-budget", "1")
+# The graph whose compiled call takes a fraction of a millisecond: its speed-up moves with load.
+NOISIEST = "test_graph_input_mutation"
 
 
 def _method(test_id: str) -> str:
@@ -82,12 +84,14 @@ class PerfFaultsTests(unittest.TestCase):
                 self.assertGreater(test["perf"]["rounds"], 0)
 
     def test_aot_eager_against_its_own_figures_reports_nothing(self):
-        # No regression. One improvement is let through: beside the self-tests the baseline's
-        # run can be the slower one (2026-12-02, alone on the machine otherwise: the
-        # sub-millisecond input mutation's speed-up 0.48x then 0.74x, both intervals narrow).
-        faster = self.changes("aot_eager", "speed-up")
-        self.assertFalse([change for change in faster.values() if change["regression"]], self.describe())
-        self.assertLessEqual(len(faster), 1, self.describe())
+        # At most one speed-up change, either way, and only on the sub-millisecond graph: beside
+        # the self-tests and the README's run either run can be the slower one (the input
+        # mutation's speed-up 0.48x then 0.74x on 2026-12-02, 0.56x then 0.44x on 2026-12-03,
+        # 0.61x then 0.36x on 2026-12-06 beside the README's run, every interval narrow). A
+        # change on any other graph, or on two, is the rules' false alarm.
+        changed = self.changes("aot_eager", "speed-up")
+        self.assertLessEqual(len(changed), 1, self.describe())
+        self.assertLessEqual(set(changed), {NOISIEST}, self.describe())
         self.assertEqual(self.changes("aot_eager", "peak memory"), {}, self.describe())
 
     def test_slow_backends_lose_speed_up_on_every_graph(self):
