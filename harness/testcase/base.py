@@ -29,6 +29,7 @@ from harness import compat, outcomes, settings, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
+from harness.checks import watched_calls
 from harness.errors import innermost
 from harness.features import scope
 from harness.measure import eager_share, share_limit, stages
@@ -243,6 +244,7 @@ class BackendTestCase(DynamoTestCase):
         self._graphs_elsewhere = 0
         self._no_graph_reason: str | None = None
         self.counter = self.new_counter()
+        self._watchers = watched_calls.watchers(self)
         self.addCleanup(self._summarize_eager_share)
         self.addCleanup(self._record_needs)
 
@@ -351,7 +353,7 @@ class BackendTestCase(DynamoTestCase):
         compiled = torch.compile(fn, backend=counter, **kwargs)
         for behaviour, value in self._axes:
             compiled = behaviour.compiled(self, value, fn, compiled, counter, kwargs)
-        return compiled
+        return watched_calls.watched(self, fn, compiled, self._watchers)
 
     @property
     def uses_aot_autograd(self) -> bool:
@@ -394,6 +396,8 @@ def _checked(test: Callable) -> Callable:
     @functools.wraps(test)
     def run_and_check(self, *args, **kwargs):
         test(self, *args, **kwargs)
+        for watcher in self._watchers:
+            watcher.finish()
         self.assert_backend_received_graph()
 
     return run_and_check
