@@ -147,8 +147,8 @@ def after_caller_writes(testcase, eager: Callable, compiled: Callable, inputs: l
     written = _written(first[0], module_state_storages(eager))
     if not written:
         return False
-    replay.compare_runs(_Prefixed(testcase, "after the caller wrote into the previous call's outputs: "),
-                        eager, compiled, inputs, leaves, state)
+    with _prefixed("after the caller wrote into the previous call's outputs: "):
+        replay.compare_runs(testcase, eager, compiled, inputs, leaves, state)
     for index, (tensor, junk) in enumerate(written):
         if not torch.equal(tensor, junk):
             testcase.fail(f"a tensor the caller kept from a compiled call and wrote into (output {index}) changed "
@@ -156,25 +156,13 @@ def after_caller_writes(testcase, eager: Callable, compiled: Callable, inputs: l
     return True
 
 
-class _Prefixed:
-    """``testcase`` whose assertion messages start with ``prefix``."""
-
-    def __init__(self, testcase, prefix: str) -> None:
-        self._testcase, self._prefix = testcase, prefix
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._testcase, name)
-        if not name.startswith("assert") and name != "fail":
-            return attribute
-
-        @functools.wraps(attribute)
-        def prefixed(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return attribute(*args, **kwargs)
-            except AssertionError as error:
-                raise AssertionError(self._prefix + str(error)) from None
-
-        return prefixed
+@contextlib.contextmanager
+def _prefixed(prefix: str) -> Iterator[None]:
+    """A failure inside says first which way of calling it came from."""
+    try:
+        yield
+    except AssertionError as error:
+        raise AssertionError(prefix + str(error)) from None
 
 
 def hookable_module(fn: Callable) -> torch.nn.Module | None:
@@ -253,9 +241,9 @@ def with_module_hooks(testcase, module: torch.nn.Module, compile_module: Callabl
             return False  # the hooks' values break the module, or it draws random numbers
         first = len(hooks.runs)
         compiled = compile_module(module)
-        replay.compare_runs(_Prefixed(testcase, "a module with forward and backward hooks: "),
-                            run(module), run(compiled), inputs, leaves, state)
-        hooks.assert_same_runs(testcase, first, first + 1)
+        with _prefixed("a module with forward and backward hooks: "):
+            replay.compare_runs(testcase, run(module), run(compiled), inputs, leaves, state)
+            hooks.assert_same_runs(testcase, first, first + 1)
     finally:
         for handle in handles:
             handle.remove()
@@ -303,7 +291,8 @@ def inside_saved_tensor_hooks(testcase, eager: Callable, compiled: Callable, inp
     # measures on example inputs) is not the compiled call's saving.
     replay.run(compiled, inputs, leaves, _state(grad_enabled))
     first = len(offload.runs)
-    replay.compare_runs(_Prefixed(testcase, "inside saved_tensors_hooks: "), eager, compiled, inputs, leaves, state)
+    with _prefixed("inside saved_tensors_hooks: "):
+        replay.compare_runs(testcase, eager, compiled, inputs, leaves, state)
     eager_run, compiled_run = offload.runs[first], offload.runs[first + 1]
     if not eager_run["unpacked"]:
         return False  # eager's backward read no saved tensor: nothing the hooks could see
