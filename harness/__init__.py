@@ -59,7 +59,7 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 # every module's name from before the library was split into rooms.
 _SUBMODULES = {
     "accuracy": "harness.checks.accuracy", "backends": "harness.axes.backends", "case": "harness.testcase.base",
-    "capabilities": "harness.features.scope",
+    "callers": "harness.axes.callers", "capabilities": "harness.features.scope",
     "compare": "harness.checks.compare", "counters": "harness.measure.counters",
     "deadline": "harness.testcase.deadline", "device": "harness.axes.device",
     "distributed": "harness.testcase.distributed",

@@ -10,6 +10,9 @@ under test. After a passing body it checks what only the variant can show:
   (the recompile must give the backend symbolic sizes) and at a third size (no more
   recompiles than the change caused) (harness/axes/automatic_dynamic.py).
 
+* ``threads``, ``caller_mutates``, ``module_hooks``, ``saved_tensor_hooks``: each compiled
+  function's first call made again the way callers call (harness/axes/callers.py).
+
 A test the variant changed nothing in (no symbolic size, no replayable call, no captured
 backward) is SKIP with the variant's ``unproven`` reason rather than counted twice.
 """
@@ -22,7 +25,8 @@ from typing import Any, Callable
 import torch
 
 from harness import compat
-from harness.axes import automatic_dynamic, axis, export, second_size
+from harness.checks import replay
+from harness.axes import automatic_dynamic, axis, callers, export, second_size
 from harness.axes.variants import VARIANTS
 
 
@@ -58,6 +62,8 @@ class _VariantBehaviour(axis.Behaviour):
                                        handed={key: options[key] for key in ("mode", "options") if key in options})
             test._exported_calls.append(call)
             return call
+        if VARIANTS[value].caller:
+            return automatic_dynamic.record_first_call(fn, compiled, counter, test._recorded_calls)
         if VARIANTS[value].resized_calls and options.get("dynamic") is not False:
             return automatic_dynamic.record_first_call(fn, compiled, counter, test._recorded_calls)
         return compiled
@@ -65,6 +71,10 @@ class _VariantBehaviour(axis.Behaviour):
     def after_body(self, test: Any, value: str) -> str | None:
         variant = VARIANTS[value]
         second_size_runs = replayed = 0
+        if variant.caller:
+            with torch.random.fork_rng():
+                replayed = _replay_as_callers_call(test, variant.caller)
+            return None if replayed else f"nothing to test under variant '{value}': {variant.unproven}"
         if test._second_sizes or test._recorded_calls:
             with torch.random.fork_rng():  # the replays leave the scenario's RNG stream alone
                 second_size_runs = _run_at_second_sizes(test)
@@ -126,6 +136,48 @@ def _run_at_second_sizes(test: Any) -> int:
                                  f"compiled graph raised {type(error).__name__}: {error}") from error
         runs += 1
     return runs
+
+
+def _replay_as_callers_call(test: Any, way: str) -> int:
+    """Each compiled function's first call made again the way ``way`` names
+    (harness/axes/callers.py), against eager. Returns how many calls proved something; a
+    replay the backend served with no graph of its own (Dynamo ran it eagerly) fails."""
+    replayed = 0
+    for index, call in enumerate(test._recorded_calls):
+        if call.args is None or not call.returned:
+            continue
+        inputs, where = list(call.args), f"compiled function {index + 1} ({way})"
+        eager = functools.partial(_call_with, call.eager, call.kwargs)
+        compiled = functools.partial(_call_with, call.compiled, call.kwargs)
+        before = call.counter.calls_run
+        try:
+            if way == "module_hooks":
+                module = callers.hookable_module(call.eager)
+                if module is None or call.kwargs:
+                    continue
+                test.reset_dynamo()  # hooks must be there at the compile: torch ignores later ones (pytorch#117758)
+                proved = callers.with_module_hooks(
+                    test, module, lambda module: torch.compile(module, backend=call.counter), inputs, call.leaves,
+                    call.grad_enabled)
+            elif not replay.repeats(eager, inputs, call.leaves, lambda: torch.set_grad_enabled(call.grad_enabled)):
+                continue  # eager raises at the replay, or draws random numbers: no reference
+            else:
+                way_of_calling = {"threads": callers.from_threads, "caller_mutates": callers.after_caller_writes,
+                                  "saved_tensor_hooks": callers.inside_saved_tensor_hooks}[way]
+                proved = way_of_calling(test, eager, compiled, inputs, call.leaves, call.grad_enabled)
+        except AssertionError as error:
+            raise AssertionError(f"{where}: {error}") from None
+        if not proved:
+            continue
+        if call.counter.calls_run == before:
+            raise AssertionError(f"{where}: the backend ran no graph in the replay: Dynamo ran the call eagerly, so "
+                                 "nothing of the backend was replayed")
+        replayed += 1
+    return replayed
+
+
+def _call_with(fn: Callable, kwargs: dict, *args: Any) -> Any:
+    return fn(*args, **kwargs)
 
 
 def _replay_at_other_sizes(test: Any) -> int:

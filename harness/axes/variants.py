@@ -14,6 +14,10 @@ changes nothing), the way PyTorch's own test/dynamo/test_dynamic_shapes.py makes
 * ``compiled_autograd``: every ``backward()`` through compiled code is captured by compiled
   autograd and its graph compiled by the backend under test (fullgraph), as PyTorch's own
   CI runs its suite with compiled autograd;
+* ``threads``, ``caller_mutates``, ``module_hooks``, ``saved_tensor_hooks``: the ways callers
+  call; each compiled function's first call is replayed, after the scenario, from a pool of
+  threads, after the caller wrote into what it returned, with module hooks registered, or
+  inside saved-tensor hooks (harness/axes/callers.py);
 * ``export`` and ``export_strict``: each compiled function goes through ``torch.export``
   (non-strict or strict), Core ATen decomposition and the exported graph's contract, and the
   backend receives the lifted graph (harness/axes/export.py).
@@ -46,11 +50,13 @@ class Variant:
     resized_calls: bool = False  # replay each compiled function's first call at two other sizes (automatic_dynamic)
     compiled_autograd: bool = False  # capture every backward() with compiled autograd
     export: str = ""  # "strict" or "non-strict": compiled functions go through torch.export (harness.axes.export)
+    caller: str = ""  # a way callers call: each compiled function's first call replayed that way (harness.axes.callers)
     # Why a test that passed is SKIP all the same: the variant changed nothing it ran.
     unproven: str = ""
 
 
 STATIC = "static"
+_NOTHING_REPLAYED = "no compiled call can be replayed (arguments other than tensors and plain values, random draws)"
 _NOTHING_EXPORTED = "no compiled function was called (the scenario compiles with torch.compile itself)"
 
 VARIANTS = {
@@ -74,6 +80,19 @@ VARIANTS = {
         Variant("export_strict", "as export, exported with strict=True (through Dynamo); a test whose graphs are "
                                  "the same as non-strict export's is SKIP",
                 export="strict", unproven=_NOTHING_EXPORTED),
+        Variant("threads", "once compiled, each compiled function's first call made again from a pool of "
+                           "threads at once, each thread on its own inputs",
+                caller="threads", unproven=_NOTHING_REPLAYED),
+        Variant("caller_mutates", "each compiled function's first call made again, the caller writing junk into "
+                                  "what it returned, then called once more",
+                caller="caller_mutates", unproven=_NOTHING_REPLAYED + ", or no output a caller can write into"),
+        Variant("module_hooks", "each compiled module's first call made again with a forward pre-hook, a forward "
+                                "hook and a full backward hook registered before it is compiled anew",
+                caller="module_hooks", unproven="no compiled module (nor a module's compiled forward) was called "
+                                                "with arguments that can be replayed"),
+        Variant("saved_tensor_hooks", "each compiled function's first call made again, forward and backward, "
+                                      "inside saved_tensors_hooks that offload what autograd saves",
+                caller="saved_tensor_hooks", unproven=_NOTHING_REPLAYED + ", or eager saved no tensor for a backward"),
     )
 }
 

@@ -40,21 +40,29 @@ def compare_runs(testcase, reference: Callable, compiled: Callable, inputs: list
     gradient missing on either side a failure. Each leaf by its own rule
     (compare.assert_close), floating values that miss their tolerance judged against the
     reference run in float64 (harness/checks/accuracy.py)."""
-    expected = _run(reference, inputs, leaves, state)
-    actual = _run(compiled, inputs, leaves, state)
-    truth = functools.cache(lambda: _run(reference, accuracy.in_float64(inputs), leaves, state))
+    expected = run(reference, inputs, leaves, state)
+    actual = run(compiled, inputs, leaves, state)
+    assert_same_results(testcase, expected, actual,
+                        functools.cache(lambda: run(reference, accuracy.in_float64(inputs), leaves, state)))
+
+
+def assert_same_results(testcase, expected: tuple, actual: tuple, truth: Callable[[], tuple], where: str = "") -> None:
+    """Two runs' results (``run``) compared as compare_runs does; ``truth``: the reference's
+    run in float64, computed only where a value misses its tolerance; ``where`` prefixes
+    each message (which call, which thread)."""
     for index, what in enumerate(("output", "inputs after the call", "gradients")):
+        what = f"{where}{what}"
         if index == 2:
             testcase.assertEqual(
                 expected[2] is None, actual[2] is None,
-                "gradients: presence differs from eager (the outputs of one run require grad, of the other not)")
+                f"{what}: presence differs from eager (the outputs of one run require grad, of the other not)")
             if expected[2] is None:
                 continue
         compare.assert_close(testcase, expected[index], actual[index], what=what,
                              reference=lambda index=index: truth()[index])
 
 
-def _run(fn: Callable, inputs: list[Any], leaves: list[bool], state: Callable[[], Any]) -> tuple:
+def run(fn: Callable, inputs: list[Any], leaves: list[bool], state: Callable[[], Any]) -> tuple:
     """One run on fresh copies: (outputs, inputs after the call, gradients of the weighted
     loss, or None when there are none)."""
     args, grad_leaves = _fresh(inputs, leaves)

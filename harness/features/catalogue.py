@@ -382,6 +382,8 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
     # -- call ---------------------------------------------------------------------------------
     _feature("later-call", CALL, "a compiled graph called again after its first call",
              call=lambda call: call.index >= 1),
+    _feature("other-thread", CALL, "a compiled graph called from a thread other than the main one (a serving pool)",
+             call=lambda call: call.other_thread),
     _feature("grad-disabled", CALL, "a call with grad mode off (torch.no_grad)",
              call=lambda call: not call.grad_enabled and not call.inference_mode),
     _feature("inference-mode", CALL, "a call under torch.inference_mode", call=lambda call: call.inference_mode),

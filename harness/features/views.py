@@ -9,6 +9,8 @@ rule, never compared, since comparing it would add a guard to the graph being re
 
 from __future__ import annotations
 
+import threading
+
 import math
 import operator
 from dataclasses import dataclass, field
@@ -374,11 +376,13 @@ class CallView:
     deterministic: bool
     autocast: bool
     modules: list[Any] = field(default_factory=list)  # the compiled modules, alive at the call
+    other_thread: bool = False  # called from a thread other than the main one
 
     @classmethod
     def now(cls, index: int, modules: list[Any]) -> "CallView":
         return cls(index, torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
-                   torch.are_deterministic_algorithms_enabled(), compat.autocast_enabled(), modules)
+                   torch.are_deterministic_algorithms_enabled(), compat.autocast_enabled(), modules,
+                   threading.current_thread() is not threading.main_thread())
 
     def has_hooks(self) -> bool:
         global_hooks = torch.nn.modules.module

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from parameterized import parameterized
 
-from harness import BackendTestCase, accuracy, compat, device, dtypes, for_each_backend, variants
+from harness import BackendTestCase, accuracy, callers, compat, device, dtypes, for_each_backend, variants
 from harness import (
     assert_close,
     assert_same_aliasing,
@@ -536,6 +536,65 @@ class CallIndependenceTests(ContractCase):
             self.assertTrue(torch.equal(a, b), f"output[{position}]: two identical calls differ in their bits "
                                                f"(largest difference {(a - b).abs().max().item():.3g})")
         assert_close(self, fn(x, w, index, long), first)
+
+
+def _served(x, w, index):
+    # What a served function does: a matmul, pointwise ops, a reduction, an indexed read.
+    y = (x @ w).tanh()
+    return y * 2, y.sum(0), x.index_select(0, index)
+
+
+class _ServedModule(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.linear(x).tanh() * 2, x.sum(1)
+
+
+def _served_inputs() -> list:
+    return [torch.randn(5, 6, requires_grad=True), torch.randn(6, 4, requires_grad=True), torch.tensor([4, 0, 2])]
+
+
+@for_each_backend
+class CallerTests(ContractCase):
+    """The ways callers call (harness/axes/callers.py), each on one small function or module:
+    from a pool of threads, with the first call racing from two threads, after writing into
+    a result, with module hooks, inside saved-tensor hooks. The variants of the same names
+    apply each way to every scenario's calls."""
+
+    def test_calls_from_a_pool_of_threads(self):
+        compiled = self.compile(_served)
+        inputs = _served_inputs()
+        compiled(*inputs)  # compiled from this thread; then served from the pool
+        frames = self.counter.frame_count
+        self.assertTrue(callers.from_threads(self, _served, compiled, inputs, [True] * 3, True))
+        self.assertEqual(self.counter.frame_count, frames, "calls from other threads recompiled the function")
+
+    def test_first_call_racing_from_two_threads(self):
+        # Both threads call a function never called before at once; each compiles it or
+        # waits for the other's compile, and gets its own right result.
+        compiled = self.compile(_served)
+        self.assertTrue(callers.from_threads(self, _served, compiled, _served_inputs(), [True] * 3, True,
+                                             threads=2, calls=1))
+        racing = self.counter.frame_count
+        self.assertLessEqual(racing, 2, "two racing first calls compiled more than once each")
+        compiled(*_served_inputs())
+        self.assertEqual(self.counter.frame_count, racing, "a call after the race compiled the function again")
+
+    def test_caller_writes_into_a_result_before_calling_again(self):
+        # Under no_grad, as a server calls: where a static-memory runtime hands out its buffers.
+        self.assertTrue(callers.after_caller_writes(self, _served, self.compile(_served), _served_inputs(),
+                                                    [True] * 3, False))
+
+    def test_module_with_forward_and_backward_hooks(self):
+        self.assertTrue(callers.with_module_hooks(self, _ServedModule(), self.compile, [torch.randn(3, 6, requires_grad=True)],
+                                                  [True], True))
+
+    def test_call_inside_saved_tensor_hooks(self):
+        self.assertTrue(callers.inside_saved_tensor_hooks(self, _served, self.compile(_served), _served_inputs(),
+                                                          [True] * 3, True))
 
 
 @for_each_backend

@@ -51,6 +51,7 @@ DIFFERS_ON = {
     "keep_reference__float32__s0": "several_outputs",
     "detach_outputs__training__s0": "training",
     "mutation_lost__input_mutation__s0": "input_mutation",
+    "staged_in_shared_buffer__other_thread__s0": "threads",
 }
 
 

@@ -139,5 +139,79 @@ class SecondSizeTests(unittest.TestCase):
         self.assertIsNone(self.capture(lambda x: x + 1, torch.randn(1)))
 
 
+class CallersTests(unittest.TestCase):
+    """harness/axes/callers.py: each way of calling passes aot_eager and fails what breaks it."""
+
+    def setUp(self):
+        from harness import compat
+
+        compat.reset_dynamo()
+        self.addCleanup(compat.reset_dynamo)
+
+    @staticmethod
+    def served(x, w):
+        y = (x @ w).tanh()
+        return y * 2, y.sum(0)
+
+    def inputs(self):
+        import torch
+
+        return [torch.randn(5, 6, requires_grad=True), torch.randn(6, 4, requires_grad=True)]
+
+    def compiled(self, backend="aot_eager"):
+        import torch
+        from harness import compat
+
+        compat.reset_dynamo()  # a fresh compile for each backend: the cache is the function's
+        return torch.compile(self.served, backend=backend)
+
+    def test_threads_pass_aot_eager_and_fail_a_shared_staging_buffer(self):
+        from harness.axes import callers
+        from test.harness.faulty_backends import stages_results_in_a_shared_buffer
+
+        for backend in ("aot_eager", stages_results_in_a_shared_buffer):
+            compiled = self.compiled(backend)
+            compiled(*self.inputs())  # once compiled: the pool's calls overlap (racing compiles take turns)
+            if backend == "aot_eager":
+                self.assertTrue(callers.from_threads(self, self.served, compiled, self.inputs(), [True, True], True))
+                continue
+            with self.assertRaisesRegex(AssertionError, r"called from 4 threads at once, thread \d's call \d"):
+                callers.from_threads(self, self.served, compiled, self.inputs(), [True, True], True)
+
+    def test_a_caller_writing_into_results_fails_reused_output_buffers(self):
+        from harness.axes import callers
+        from test.harness.faulty_backends import reuses_output_buffers
+
+        self.assertTrue(callers.after_caller_writes(self, self.served, self.compiled(), self.inputs(), [True, True], False))
+        with self.assertRaisesRegex(AssertionError, "the backend returned memory it reuses"):
+            callers.after_caller_writes(self, self.served, self.compiled(reuses_output_buffers), self.inputs(),
+                                        [True, True], False)
+
+    def test_module_hooks_fail_a_compiled_module_that_skips_them(self):
+        import torch
+        from harness.axes import callers
+
+        x = [torch.randn(3, 6, requires_grad=True)]
+        compile_module = lambda module: torch.compile(module, backend="aot_eager")  # noqa: E731
+        self.assertTrue(callers.with_module_hooks(self, torch.nn.Linear(6, 4), compile_module, x, [True], True))
+        skipping = lambda module: torch.compile(module.forward, backend="aot_eager")  # noqa: E731
+        with self.assertRaisesRegex(AssertionError, "^a module with forward and backward hooks: output"):
+            callers.with_module_hooks(self, torch.nn.Linear(6, 4), skipping, x, [True], True)
+
+    def test_saved_tensor_hooks_fail_a_backend_that_saves_around_them_and_prove_nothing_without_a_backward(self):
+        import torch
+        from harness.axes import callers
+        from test.harness.faulty_backends import ignores_saved_tensor_hooks
+
+        self.assertTrue(callers.inside_saved_tensor_hooks(self, self.served, self.compiled(), self.inputs(),
+                                                          [True, True], True))
+        with self.assertRaisesRegex(AssertionError, "the compiled call packed 0 and unpacked 0"):
+            callers.inside_saved_tensor_hooks(self, self.served, self.compiled(ignores_saved_tensor_hooks),
+                                              self.inputs(), [True, True], True)
+        with torch.no_grad():
+            self.assertFalse(callers.inside_saved_tensor_hooks(self, self.served, self.compiled(), self.inputs(),
+                                                               [True, True], False))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -44,6 +44,9 @@ holds one catalogue, with the self-test that runs it:
   leaf beside half-precision ones, a call with no input that requires grad, a gradient a
   constant loss hides, 12% in half precision (harness/checks/compare.py;
   test/proofs/test_judging_faults.py);
+* ``callers``: right for one caller in one thread, wrong when calls from a pool of threads
+  overlap or under a caller's saved-tensor hooks (harness/axes/callers.py;
+  test/proofs/test_caller_faults.py);
 * ``_shared``: the helpers several catalogues use.
 
 A faulty backend's docstring starts with ``Breaks: *the clause*``; that is how
@@ -60,6 +63,7 @@ from test.harness.faulty_backends.axes import (
     wrong_compiled_autograd_backward,
     wrong_on_exported_graphs,
 )
+from test.harness.faulty_backends.callers import ignores_saved_tensor_hooks, stages_results_in_a_shared_buffer
 from test.harness.faulty_backends.contract import (
     CRASH_AND_HANG_PLAN,
     PERTURBED_REDUCTIONS,
@@ -152,6 +156,9 @@ from test.harness.faulty_backends.models import (
 )
 
 __all__ = [
+    # callers
+    "stages_results_in_a_shared_buffer",
+    "ignores_saved_tensor_hooks",
     # contract
     "wrong_values",
     "drops_input_mutations",

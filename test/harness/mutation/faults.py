@@ -12,6 +12,7 @@ condition holds.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -550,6 +551,40 @@ def _mutation_lost(compiled: Callable, fires: Callable[[], bool], changed: Calla
     return run
 
 
+# One staging buffer per output position, shape and dtype, shared by every call in every
+# thread (staged_in_shared_buffer), and how long a result stays there: calls from a pool of
+# threads overlap in between, one caller never does.
+_STAGING: dict[tuple, torch.Tensor] = {}
+_STAGED_FOR_S = 0.005
+
+
+def _staged_in_shared_buffer(compiled: Callable, fires: Callable[[], bool], changed: Callable[[], None]) -> Callable:
+    """Each result copied into a staging buffer shared by all calls and back: exact for one
+    caller; a call from another thread that overlaps hands its result to this one."""
+    def run(*args: Any) -> Any:
+        result = compiled(*args)
+        if not fires():
+            return result
+        staged = []
+        for position, tensor in enumerate(_tensors(result)):
+            if type(tensor) is not torch.Tensor or tensor.numel() == 0 or tensor.is_inference() \
+                    or torch._debug_has_internal_overlap(tensor) != 0:
+                continue
+            key = (position, tuple(tensor.shape), tensor.dtype, tensor.device)
+            buffer = _STAGING.setdefault(key, torch.empty_like(tensor, memory_format=torch.contiguous_format))
+            buffer.copy_(tensor.detach())
+            staged.append((tensor, buffer))
+        if staged:
+            time.sleep(_STAGED_FOR_S)
+        for tensor, buffer in staged:
+            if not _same(tensor.detach(), buffer):
+                changed()
+            tensor.data.copy_(buffer)  # the values from the buffer, the autograd history kept
+        return result
+
+    return run
+
+
 CALL_FAULTS: dict[str, CallFault] = {fault.name: fault for fault in (
     CallFault("keep_reference", "the compiled code keeps every call's inputs and outputs alive",
               ("later-call", "grad-disabled", catalogue.TRAINING, "float32", "inference-mode"), _keep_reference,
@@ -560,4 +595,6 @@ CALL_FAULTS: dict[str, CallFault] = {fault.name: fault for fault in (
     CallFault("mutation_lost", "a write into an input is not made (the input comes back as it was)",
               (catalogue.INPUT_MUTATION, "later-call", "grad-disabled", "inference-mode", "buffers",
                "output-aliases-input"), _mutation_lost),
+    CallFault("staged_in_shared_buffer", "results staged in a buffer shared across threads (calls from a pool "
+              "of threads that overlap get one another's results)", ("other-thread",), _staged_in_shared_buffer),
 )}

@@ -8,7 +8,7 @@ Python-number operands, long reductions, every dtype and mixed ones, strided, tr
 channels_last and offset inputs, NaN, infinities, negative zero, subnormal and large values,
 ties and repeated, negative and out-of-range indices, large graphs, aliased outputs, writes
 into inputs, modules with buffers, calls under no_grad, inference mode, deterministic
-algorithms and autocast, backward passes once and twice. Each is called three times (values
+algorithms and autocast, from a pool of threads at once, backward passes once and twice. Each is called three times (values
 of seed 0, of seed 1, then of seed 0 again), so that a stale result shows on the second call
 and a nondeterministic one between the first and the third. What is compared: the outputs,
 the inputs after each call, the gradients, whether a call raised, and whether the calls'
@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -41,6 +42,7 @@ class Probe:
     backward: int = 1  # backward passes through the outputs that require grad (retain_graph between)
     module: Callable[[], torch.nn.Module] | None = None  # a module to compile instead of fn (fn unused)
     seeded: bool = False  # reseed torch's generator before each call (random operators)
+    threads: int = 0  # each call made from this many threads at once, each on inputs of its own
 
 
 def _normal(*sizes: int, grad: bool = False, dtype: torch.dtype = torch.float32) -> Callable:
@@ -213,6 +215,8 @@ PROBES = (
     Probe("deterministic", lambda x, y: ((x @ y).sum(0), x.cumsum(0), x.var(1)), _inputs(_normal(6, 6), _normal(6, 6)),
           mode=_deterministic),
     Probe("autocast", lambda x, y: (x @ y).sum(1) + x.mean(), _inputs(_normal(4, 4), _normal(4, 4)), mode=_autocast),
+    Probe("threads", lambda x, w: ((x @ w).tanh() * 2, x.sum(0)), _inputs(_normal(3, 4), _normal(4, 2, grad=True)),
+          threads=4),
     Probe("backward_twice", lambda x, w: (x.sin() * w).sum() * 2, _inputs(_normal(4, grad=True), _normal(4, grad=True)),
           backward=2),
     Probe("losses", lambda x, t: F.cross_entropy(x, t) + F.mse_loss(x, x.detach() * 0.5),
@@ -267,6 +271,9 @@ def run(probe: Probe, backend: Callable) -> Outcome:
     outcome = Outcome()
     alive: list[weakref.ref] = []
     for seed in _SEEDS:
+        if probe.threads:
+            outcome.calls.append(_from_threads(compiled, probe, seed))
+            continue
         inputs = probe.inputs(torch.Generator().manual_seed(seed))
         alive += [weakref.ref(value) for value in inputs if isinstance(value, torch.Tensor)]
         if probe.seeded:
@@ -282,6 +289,29 @@ def run(probe: Probe, backend: Callable) -> Outcome:
     gc.collect()
     outcome.kept_alive = any(ref() is not None for ref in alive)
     return outcome
+
+
+def _from_threads(compiled: Callable, probe: Probe, seed: int) -> list[Any]:
+    """One call from each of ``probe.threads`` threads released at once, each on inputs of its
+    own seed: their results (or errors) in thread order."""
+    start = threading.Barrier(probe.threads)
+    found: list[Any] = [None] * probe.threads
+
+    def call(index: int) -> None:
+        inputs = probe.inputs(torch.Generator().manual_seed(100 * seed + index))
+        start.wait(timeout=60)
+        try:
+            with probe.mode():
+                found[index] = _results(compiled, inputs, probe.backward)
+        except Exception as error:  # noqa: BLE001 -- a raised error is part of what is compared
+            found[index] = ("raised", type(error).__name__)
+
+    threads = [threading.Thread(target=call, args=(index,)) for index in range(probe.threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return found
 
 
 def _numbers(tensor: torch.Tensor) -> torch.Tensor:
