@@ -4,7 +4,7 @@ Each fault is right for a caller in one thread that leaves what it gets alone an
 hooks, and wrong for one way of calling: a backend staging results in one buffer shared by
 all threads, one running its calls inside saved-tensor hooks of its own, one handing out
 the same output buffers on every call (test/harness/faulty_backends), and a Dynamo whose
-compiled modules skip the module's hooks (test/harness/hookless_dynamo.py). Each must fail
+compiled modules skip the module's hooks (test/harness/module_hookless_dynamo.py). Each must fail
 its way's test of CallerTests (the default run's) and, under its variant, a scenario of
 another family; aot_eager must pass the same tests.
 """
@@ -43,10 +43,10 @@ FAULTS = (
     CallerFault("reuses_output_buffers", "caller_mutates", "test_caller_writes_into_a_result_before_calling_again",
                 "test_backend_contract.SideEffectContractTests.test_mutation_under_grad_free_mode_0_no_grad"),
 )
-# The hooks a Dynamo drops: the control's module, compiled by test.harness.hookless_dynamo.
+# The hooks a Dynamo drops: the control's module, compiled by test.harness.module_hookless_dynamo.
 HOOKS_TEST = "test_module_with_forward_and_backward_hooks"
 HOOKS_SCENARIO = "test_backend_contract.GlobalStateContractTests.test_a_served_block_under_each_mode_3_deterministic"
-HOOKLESS_ENV = {"DYNAMO_SUITE_IMPORTS": "test.harness.hookless_dynamo"}
+HOOKLESS_ENV = {"DYNAMO_SUITE_IMPORTS": "test.harness.module_hookless_dynamo"}
 
 
 def _faulty(name: str) -> str:

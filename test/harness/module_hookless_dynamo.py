@@ -1,7 +1,7 @@
 """A Dynamo whose compiled modules skip the module's hooks, for the self-test of the module
 hooks way of calling (harness/axes/callers.py; test/proofs/test_caller_faults.py).
 
-Loaded through ``DYNAMO_SUITE_IMPORTS=test.harness.hookless_dynamo``: ``torch.compile(module)``
+Loaded through ``DYNAMO_SUITE_IMPORTS=test.harness.module_hookless_dynamo``: ``torch.compile(module)``
 compiles the module's ``forward`` where torch compiles its ``__call__``, so forward
 pre-hooks, forward hooks and backward hooks registered on the module never run for the
 compiled module, as a wrapper that unwraps the module to its forward would. A module without
