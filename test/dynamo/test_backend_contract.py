@@ -739,15 +739,13 @@ class PythonSideEffectTests(BackendTestCase):
         self.call_twice(self.compile(fn, fullgraph=True), _Record(), torch.randn(4))
 
     def test_attribute_set_on_object_made_in_the_call(self):
-        made: list = []
-
-        def fn(x):
-            record = _Record(calls=len(made))
+        def fn(holder, x):
+            record = _Record(calls=holder.calls + 1)
             record.norm = x.norm()
-            made.append(record)
+            holder.latest = record  # it reaches the caller through an attribute (no container)
             return x.exp()
 
-        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+        self.call_twice(self.compile(fn, fullgraph=True), _Record(), torch.randn(4))
 
     def test_module_attribute_counter(self):
         self.call_twice(self.compile(_CountingBlock(), fullgraph=True), torch.randn(2, 4))
