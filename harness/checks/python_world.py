@@ -34,6 +34,7 @@ import random
 import sys
 import sysconfig
 import threading
+import time
 import types
 import unittest
 from typing import Any, Callable, Iterator
@@ -621,12 +622,20 @@ class PythonWorldWatcher(watched_calls.Watcher):
     def __init__(self, test: Any) -> None:
         super().__init__(test)
         self.observed = 0
+        self.seconds = 0.0  # its own cost: walks, copies, eager runs, comparisons
         self.unfaithful = 0  # paths the copy could not hold as they were
         self.unobserved: collections.Counter[str] = collections.Counter()
         self._pending: tuple | None = None
         self._busy = False
 
     def before(self, call: watched_calls.Call) -> None:
+        started = time.perf_counter()
+        try:
+            self._before(call)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _before(self, call: watched_calls.Call) -> None:
         self._pending = None
         if self._busy:
             return
@@ -673,6 +682,13 @@ class PythonWorldWatcher(watched_calls.Watcher):
         return call, world, shadow, versions, drew, unfaithful
 
     def after(self, call: watched_calls.Call, result: Any) -> None:
+        started = time.perf_counter()
+        try:
+            self._after(call)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _after(self, call: watched_calls.Call) -> None:
         pending, self._pending = self._pending, None
         if pending is None or pending[0] is not call:
             return
@@ -689,6 +705,8 @@ class PythonWorldWatcher(watched_calls.Watcher):
     def finish(self) -> None:
         self._pending = None
         record = getattr(self.test, "record_metric", None)
+        if record is not None:
+            record("python_world_s", round(self.seconds, 4))
         if record is not None and (self.observed or self.unobserved):
             record("python_world_observed", self.observed)
             record("python_world_unobserved", sum(self.unobserved.values()))
