@@ -67,6 +67,8 @@ REFUSAL = "what it declares unsupported: refused with an error naming it, or eag
 REFERENCE_INPUTS = "each operator over PyTorch's reference inputs: broadcasting, layouts, scalars, promotion, sizes"
 CUSTOM_OPERATORS = "custom and higher-order operators: their own kernel or subgraphs, their writes, their gradient"
 ERRORS_RAISED = "errors eager raises on bad input, the compiled code raises (indices past the end...)"
+PYTHON_WORLD = ("Python side effects: the lists, dicts, objects, module attributes, globals and cells a call "
+                "reaches, changed as eager changes them")
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
@@ -74,6 +76,7 @@ CLAUSES = (
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
     CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
     STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL, REFERENCE_INPUTS, CUSTOM_OPERATORS, ERRORS_RAISED,
+    PYTHON_WORLD,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -87,6 +90,8 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     # harness/report/problems.py: a test of a capability declared unsupported that was not refused.
     (r"^declared unsupported\b", REFUSAL),
     (r"leaked global state|changed by the call|mode after the call", STATE_AFTER),
+    # harness/checks/python_world.py, whatever the scenario: its paths name attributes and grads.
+    (r"^the Python world after compiled call", PYTHON_WORLD),
     # The value-domain check (harness/checks/value_domains.py): "<dtype> on <domain> values: ..."
     (r"\bon reference [a-z ]+ values: ", REFERENCE_INPUTS),
     (r"\bon [a-z ]+ values: .*subnormal values flushed to zero", SUBNORMALS),
@@ -160,6 +165,7 @@ SCENARIOS = {
     f"{CONTRACT}.CallIndependenceTests": CALL_INDEPENDENCE,
     f"{CONTRACT}.ChangingInputsTests": CHANGING_INPUTS,
     f"{CONTRACT}.AutomaticDynamicTests": CHANGING_INPUTS,
+    f"{CONTRACT}.PythonSideEffectTests": PYTHON_WORLD,
     "test_generated_programs.GeneratedProgramTests": VALUES,
     "test_generated_programs.GeneratedComputeTests": COMPUTE_PROGRAMS,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,

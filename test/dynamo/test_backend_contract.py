@@ -10,6 +10,7 @@ its clause; the table in docs/checks.md lists which.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import functools
@@ -703,3 +704,140 @@ class AutomaticDynamicTests(ContractCase):
         self.assertFalse(has_symbolic_sizes(self.counter.graphs[0]), "the first compile has static sizes")
         self.assertTrue(has_symbolic_sizes(self.counter.graphs[1]), "the recompile after a size change has "
                                                                     "symbolic sizes")
+
+
+_CALLS = 0  # rebound by PythonSideEffectTests.test_global_rebound
+
+
+class _Record:
+    """A plain Python object, as a caller's bookkeeping keeps them."""
+
+    def __init__(self, calls: int = 0) -> None:
+        self.calls = calls
+
+
+class _CountingBlock(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.steps = 0  # a plain Python attribute: not a buffer, not a parameter
+
+    def forward(self, x):
+        self.steps += 1
+        return self.linear(x).relu()
+
+
+def _helper_class_over(log: list, counts: dict) -> type:
+    class Helper:
+        def record(self, value):
+            log.append(value)
+            counts["n"] = counts.get("n", 0) + 1
+
+    return Helper
+
+
+@variants.opt_out("export", "an exported program has no Python side effects to replay")
+@variants.opt_out("export_strict", "an exported program has no Python side effects to replay")
+@for_each_backend
+class PythonSideEffectTests(BackendTestCase):
+    """Python side effects Dynamo traces and replays after the graph: each scenario only
+    calls its compiled function; the Python world watcher (harness/checks/python_world.py),
+    which every scenario goes through, compares what each call left in the containers,
+    objects, globals and cells it reaches with what eager leaves. Each fails when its kind of
+    side effect is not replayed (test/proofs/test_python_world_faults.py)."""
+
+    def call_twice(self, compiled: Callable, *args: Any) -> None:
+        for _ in range(2):
+            compiled(*args)
+
+    def test_list_append(self):
+        log: list = []
+
+        def fn(x):
+            y = x.sin()
+            log.append(y)
+            log.append(len(log))
+            return y * 2
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+
+    def test_list_extend_and_clear(self):
+        def fn(seen, stale, x):
+            seen.extend([x.sum(), "step"])
+            stale.clear()
+            return x.cos()
+
+        self.call_twice(self.compile(fn, fullgraph=True), [0], [1, 2], torch.randn(4))
+
+    def test_dict_set_del_pop(self):
+        def fn(state, x):
+            state["total"] = state.get("total", 0) + 1
+            state["last"] = x.mean()
+            state.pop("once", None)
+            if "stale" in state:
+                del state["stale"]
+            return x * 3
+
+        self.call_twice(self.compile(fn, fullgraph=True), {"once": 1, "stale": 2, "kept": 3}, torch.randn(4))
+
+    def test_ordered_dict_move_to_end(self):
+        # pytorch#198189: move_to_end on an argument is not replayed
+        def fn(order, x):
+            order.move_to_end("first")
+            return x + 1
+
+        self.call_twice(self.compile(fn, fullgraph=True), collections.OrderedDict(first=1, second=2, third=3),
+                        torch.randn(4))
+
+    def test_attribute_set_on_existing_object(self):
+        def fn(record, x):
+            record.calls += 1
+            record.last = x.abs().max()
+            return x - 1
+
+        self.call_twice(self.compile(fn, fullgraph=True), _Record(), torch.randn(4))
+
+    def test_attribute_set_on_object_made_in_the_call(self):
+        def fn(holder, x):
+            record = _Record(calls=holder.calls + 1)
+            record.norm = x.norm()
+            holder.latest = record  # it reaches the caller through an attribute (no container)
+            return x.exp()
+
+        self.call_twice(self.compile(fn, fullgraph=True), _Record(), torch.randn(4))
+
+    def test_module_attribute_counter(self):
+        self.call_twice(self.compile(_CountingBlock(), fullgraph=True), torch.randn(2, 4))
+
+    def test_global_rebound(self):
+        global _CALLS
+        _CALLS = 0
+
+        def fn(x):
+            global _CALLS
+            _CALLS = _CALLS + 1
+            return x.tanh()
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+
+    def test_closure_cell_rebound(self):
+        calls, last = 0, None
+
+        def fn(x):
+            nonlocal calls, last
+            calls += 1
+            last = x.sum()
+            return x.sigmoid()
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+
+    def test_helper_class_mutating_its_closure(self):
+        # pytorch#197896: a method of a class made outside, instantiated inside the compiled
+        # function, mutates a list and a dict it closes over: the mutation is dropped
+        helper = _helper_class_over([], {})
+
+        def fn(x):
+            helper().record(x.shape[0])
+            return x * 2
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))

@@ -64,6 +64,8 @@ class ClauseOfResultTests(unittest.TestCase):
             ("AssertionError: grad of input 2: values differ from eager", clauses.GRADIENTS),
             ("AssertionError: an earlier call's output: values differ from eager", clauses.CALL_INDEPENDENCE),
             ("AssertionError: the call consumed random numbers", clauses.RNG_STREAM),
+            ("AssertionError: the Python world after compiled call #1 differs from eager's: self._parameters['w']"
+             ".grad: tensor of shape (3,) (torch.float32) requires_grad=False, eager nothing", clauses.PYTHON_WORLD),
             ("AssertionError: test leaked global state (now restored): torch.is_grad_enabled(): True -> False",
              clauses.STATE_AFTER),
             ("AssertionError: generated program disagrees with eager: output[2]: dtype differs from eager",
