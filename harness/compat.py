@@ -325,6 +325,15 @@ def is_op_overload_packet(target: Any) -> bool:
     return isinstance(target, torch._ops.OpOverloadPacket)
 
 
+# Operators are values whose identity is all there is to them (harness/checks/python_world.py).
+OPERATOR_TYPES = (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
+
+
+def is_compiled_module(value: Any) -> bool:
+    """Whether ``value`` is what ``torch.compile(module)`` returns."""
+    return isinstance(value, torch._dynamo.eval_frame.OptimizedModule)
+
+
 def control_flow_operator(name: str) -> Callable | None:
     """torch's ``while_loop``, ``scan`` or ``map`` control-flow operator (private modules of
     torch._higher_order_ops on 2.9-2.14; torch.cond is public), or None where this torch has

@@ -69,6 +69,8 @@ CUSTOM_OPERATORS = "custom and higher-order operators: their own kernel or subgr
 ERRORS_RAISED = "errors eager raises on bad input, the compiled code raises (indices past the end...)"
 PYTHON_WORLD = ("Python side effects: the lists, dicts, objects, module attributes, globals and cells a call "
                 "reaches, changed as eager changes them")
+CALLERS = ("the ways callers call (from threads at once, writing into what a call returned, through module and "
+           "saved-tensor hooks): eager's results each way")
 
 CLAUSES = (
     VALUES, DTYPE, STRIDES_AND_ALIASING, AUTOGRAD_METADATA, NON_CONTIGUOUS, MUTATIONS_APPLIED, MUTATIONS_ONCE,
@@ -76,7 +78,7 @@ CLAUSES = (
     FUNCTIONAL_MUTATIONS, JOINT_GRADIENTS, RANDOM_OPS, SUBCLASSES, EACH_OPERATOR, RANDOM_OPERATORS, REAL_MODELS,
     CRASHES, DOUBLE_BACKWARD, RUNS, RUNS_ITSELF, OPTIONS, DISTRIBUTED, VALUE_DOMAINS, SUBNORMALS, COMPUTE_PROGRAMS,
     STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL, REFERENCE_INPUTS, CUSTOM_OPERATORS, ERRORS_RAISED,
-    PYTHON_WORLD,
+    PYTHON_WORLD, CALLERS,
 )
 
 # Not clauses of the backend contract, but where an unexpected result may still belong.
@@ -166,6 +168,7 @@ SCENARIOS = {
     f"{CONTRACT}.ChangingInputsTests": CHANGING_INPUTS,
     f"{CONTRACT}.AutomaticDynamicTests": CHANGING_INPUTS,
     f"{CONTRACT}.PythonSideEffectTests": PYTHON_WORLD,
+    f"{CONTRACT}.CallerTests": CALLERS,
     "test_generated_programs.GeneratedProgramTests": VALUES,
     "test_generated_programs.GeneratedComputeTests": COMPUTE_PROGRAMS,
     "test_generated_programs.FoundProgramTests": TORCH_ITSELF,

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from harness.axes import device
+from harness import compat
 from harness.checks import compare, watched_calls
 
 # Code under these directories is torch's or Python's own: its functions are shared by eager
@@ -57,7 +57,7 @@ _ATOMIC = (type(None), bool, int, float, complex, str, bytes, range, slice, type
            torch.device, torch.layout, torch.memory_format, torch.Size, types.ModuleType, type, types.CodeType,
            types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType,
            types.MethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType, property,
-           staticmethod, classmethod, torch._ops.OpOverload, torch._ops.OpOverloadPacket, unittest.TestCase)
+           staticmethod, classmethod, *compat.OPERATOR_TYPES, unittest.TestCase)
 _TORCH_STATEFUL = (torch.Tensor, torch.Generator, torch.nn.Module, torch.optim.Optimizer,
                    torch.optim.lr_scheduler.LRScheduler)
 _SEQUENCES = (list, tuple, collections.deque)
@@ -102,7 +102,7 @@ def _user_function(value: Any) -> bool:
 
 def _compiled(value: Any) -> bool:
     """Compiled code: calling it from the eager run would compile or count it again."""
-    if isinstance(value, torch._dynamo.eval_frame.OptimizedModule):
+    if compat.is_compiled_module(value):
         return True
     if isinstance(value, types.FunctionType):
         return (hasattr(value, "_torchdynamo_orig_callable")
@@ -583,7 +583,7 @@ def _version(tensor: torch.Tensor) -> int | None:
 
 def _rng_states() -> tuple:
     states = [torch.get_rng_state(), random.getstate()]
-    kind = device.selected_type()
+    kind = torch.get_default_device().type  # the test's device (harness.axes.device sets it)
     if kind != "cpu" and hasattr(torch, kind) and getattr(torch, kind).is_available():
         states.append(getattr(torch, kind).get_rng_state())
     numpy = sys.modules.get("numpy")
@@ -596,7 +596,7 @@ def _set_rng_states(states: tuple) -> None:
     torch.set_rng_state(states[0])
     random.setstate(states[1])
     position = 2
-    kind = device.selected_type()
+    kind = torch.get_default_device().type  # the test's device (harness.axes.device sets it)
     if kind != "cpu" and hasattr(torch, kind) and getattr(torch, kind).is_available():
         getattr(torch, kind).set_rng_state(states[position])
         position += 1
