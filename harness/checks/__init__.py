@@ -4,6 +4,8 @@ AOTAutograd's graphs read back (``graphs``), operators: the one checker every op
 goes through (``opcheck``), whole models (``models``), an exported program's own contract
 (``exported``), a reference against a compiled callable on fresh inputs (``replay``), the
 values real programs feed an operator, a catalogue the operator checker runs (``value_domains``),
-a training step judged by what it changed (``updates``), and the clause of the backend
-contract a failed check enforces (``clauses``).
+a training step judged by what it changed (``updates``), the clause of the backend
+contract a failed check enforces (``clauses``), and what every scenario's compiled calls are
+watched for (``watched_calls``): results kept from earlier calls and backward passes stay as
+they were (``kept_results``).
 """

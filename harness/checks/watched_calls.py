@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 # Modules each holding a ``WATCHER``: a Watcher subclass (one observation).
-OBSERVATIONS: tuple[str, ...] = ()
+OBSERVATIONS: tuple[str, ...] = ("harness.checks.kept_results",)
 
 
 @dataclass
@@ -65,11 +66,11 @@ def watched(test: Any, eager: Callable, compiled: Callable, watching: list[Watch
     it is (its parameters, attributes and hooks), watched through hooks of its own."""
     if not watching:
         return compiled
-    calls: list[Call] = []
+    # A count, not the calls: a Call holds its arguments, which the caller may drop.
+    calls = itertools.count()
 
     def before(args: tuple, kwargs: dict) -> Call:
-        call = Call(eager, compiled, args, kwargs, len(calls))
-        calls.append(call)
+        call = Call(eager, compiled, args, kwargs, next(calls))
         for watcher in watching:
             watcher.before(call)
         return call
