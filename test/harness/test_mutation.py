@@ -51,6 +51,8 @@ DIFFERS_ON = {
     "keep_reference__float32__s0": "several_outputs",
     "detach_outputs__training__s0": "training",
     "mutation_lost__input_mutation__s0": "input_mutation",
+    "reuse_outputs__later_call__s0": "kept_results",
+    "reuse_gradients__later_call__s0": "kept_results",
 }
 
 
