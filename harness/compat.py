@@ -372,6 +372,34 @@ def no_internal_overlap(tensor: torch.Tensor) -> bool:
     return torch._debug_has_internal_overlap(tensor) == 0
 
 
+def python_modes_active() -> bool:
+    """Whether a TorchDispatchMode or a TorchFunctionMode is on the stack (tracing, fake
+    tensors, a mode a test counts operators with): an operator the harness runs then would be
+    seen by it. The mode ``torch.set_default_device`` pushes does not count: it only places
+    new tensors, and it stays on for the rest of a process once set."""
+    if torch._C._len_torch_dispatch_stack() > 0:
+        return True
+    if torch._C._len_torch_function_stack() == 0:
+        return False
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    return any(not isinstance(mode, DeviceContext) for mode in _get_current_function_mode_stack())
+
+
+def functorch_wrapped(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` is a transform's wrapper (vmap's batched tensor, grad's level)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(tensor)
+
+
+def backward_pass_entry() -> tuple[Any, str]:
+    """The module and name of the function through which both ``torch.autograd.backward``
+    (``Tensor.backward`` included) and ``torch.autograd.grad`` hand a backward pass to the
+    engine, looked up there on each call (2.3 to 2.14): patched there, every pass is seen,
+    while Dynamo still finds ``torch.autograd.grad`` the object its rules name."""
+    return torch.autograd, "_engine_run_backward"
+
+
 def pop_torch_function_mode() -> None:
     """Take the innermost TorchFunctionMode off the stack (one a test entered and never left)."""
     torch._C._pop_torch_function_stack()

@@ -103,7 +103,7 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
      r"|implausible fraction", RANDOM_OPS),
     (r"subclass|rewrapped|per inner tensor", SUBCLASSES),
     (r"earlier call's output|after the input was changed|second call's output|stay (alive|in memory) after the caller"
-     r"|identical calls differ", CALL_INDEPENDENCE),
+     r"|identical calls differ|reuses (output|gradient) memory across", CALL_INDEPENDENCE),
     (r"gave a result where eager raises|raised something else than (an index error|eager's)|gave a result$",
      ERRORS_RAISED),
     (r"ran part of its graphs eagerly", RUNS_ITSELF),

@@ -462,14 +462,63 @@ class GlobalStateContractTests(ContractCase):
 class CallIndependenceTests(ContractCase):
     """A result returned earlier is not changed by a later call, and vice versa."""
 
+    # Each result below is compared as it comes, and kept: that what was kept stays as it was
+    # while later calls and backward passes run is every scenario's check
+    # (harness/checks/kept_results.py); these keep results the ways callers do.
+
     def test_earlier_outputs_survive_later_calls(self):
         def fn(x):
             return x.sin() + 1, x.sum()
         compiled = self.compile(fn)
-        inputs = [torch.randn(3, 4) for _ in range(3)]
-        outputs = [compiled(x) for x in inputs]
-        for x, out in zip(inputs, outputs):
-            assert_close(self, fn(x), out, what="an earlier call's output")
+        outputs = []
+        for x in [torch.randn(3, 4) for _ in range(3)]:
+            outputs.append(compiled(x))
+            assert_close(self, fn(x), outputs[-1], what="an earlier call's output")
+
+    def test_gradients_kept_per_micro_batch(self):
+        # torch.autograd.grad on each micro-batch, the gradients kept to be summed at the end.
+        def loss(x, w, b):
+            return ((x @ w + b).tanh() ** 2).mean()
+
+        compiled = self.compile(loss)
+        w, b = torch.randn(4, 3, requires_grad=True), torch.randn(3, requires_grad=True)
+        kept = []
+        for batch in range(3):
+            x = torch.randn(5, 4)
+            kept.append(torch.autograd.grad(compiled(x, w, b), (w, b)))
+            assert_close(self, torch.autograd.grad(loss(x, w, b), (w, b)), kept[-1],
+                         what=f"micro-batch {batch}'s gradients")
+
+    def test_per_sample_gradients(self):
+        # One backward pass per sample through a compiled module, each sample's gradients kept.
+        model = torch.nn.Linear(4, 2)
+        compiled = self.compile(model)
+        x, target = torch.randn(3, 4), torch.randn(3, 2)
+        per_sample = []
+        for i in range(3):
+            per_sample.append(torch.autograd.grad(F.mse_loss(compiled(x[i:i + 1]), target[i:i + 1]),
+                                                  tuple(model.parameters())))
+            expected = torch.autograd.grad(F.mse_loss(model(x[i:i + 1]), target[i:i + 1]), tuple(model.parameters()))
+            assert_close(self, expected, per_sample[-1], what=f"sample {i}'s gradients")
+
+    def test_grad_taken_off_between_steps(self):
+        # .backward(), then each step's .grad of the parameters and the input kept and taken
+        # off (zero_grad sets it to None): the next pass's .grad must be new memory.
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        reference = copy.deepcopy(model)
+        compiled = self.compile(model)
+        kept = []
+        for step in range(3):
+            x = torch.randn(5, 4, requires_grad=True)
+            x_eager = x.detach().clone().requires_grad_()
+            compiled(x).sum().backward()
+            reference(x_eager).sum().backward()
+            grads = [x.grad, *(p.grad for p in model.parameters())]
+            assert_close(self, [x_eager.grad, *(p.grad for p in reference.parameters())], grads,
+                         what=f"step {step}'s .grad")
+            kept.append(grads)
+            model.zero_grad(set_to_none=True)
+            reference.zero_grad(set_to_none=True)
 
     def test_writing_to_an_output_does_not_leak_into_the_next_call(self):
         compiled = self.compile(lambda x: x * 2)

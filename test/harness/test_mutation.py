@@ -52,6 +52,8 @@ DIFFERS_ON = {
     "detach_outputs__training__s0": "training",
     "mutation_lost__input_mutation__s0": "input_mutation",
     "staged_in_shared_buffer__other_thread__s0": "threads",
+    "reuse_outputs__later_call__s0": "kept_results",
+    "reuse_gradients__later_call__s0": "kept_results",
 }
 
 

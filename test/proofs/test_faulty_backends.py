@@ -101,6 +101,11 @@ FAULTS = (
     Fault("reuses_output_buffers", "independence across calls",
           (f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
            f"{CONTRACT}.CallIndependenceTests.test_writing_to_an_output_does_not_leak_into_the_next_call")),
+    # Caught by the observation every scenario goes through (harness/checks/kept_results.py),
+    # in the scenarios that keep gradients the ways callers do.
+    Fault("reuses_gradient_buffers", "independence across calls (gradients kept)", tuple(
+        f"{CONTRACT}.CallIndependenceTests.test_{name}" for name in (
+            "gradients_kept_per_micro_batch", "per_sample_gradients", "grad_taken_off_between_steps"))),
     Fault("memoizes_on_shapes", "independence across calls (stale results)", (
         f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
         f"{CONTRACT}.GradientContractTests.test_first_order_*")),
@@ -180,6 +185,7 @@ GROUPED_UNDER = {
     "consumes_rng": clauses.RNG_STREAM,
     "leaves_grad_disabled": clauses.STATE_AFTER,
     "reuses_output_buffers": clauses.CALL_INDEPENDENCE,
+    "reuses_gradient_buffers": clauses.CALL_INDEPENDENCE,
     "runs_with_grad_enabled": clauses.CALLER_STATE,
     "caches_by_graph_code": clauses.CHANGING_INPUTS,
     "unwraps_subclasses": clauses.SUBCLASSES,

@@ -187,19 +187,20 @@ def leaves_grad_disabled(gm: torch.fx.GraphModule, example_inputs: list[Any]) ->
     return run
 
 
-_REUSED_BUFFERS: dict[int, list[torch.Tensor]] = {}
-
-
 def reuses_output_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     """Breaks: *independence across calls*. Results are copied into buffers allocated on
     the first call and returned again on every later call, as a static-memory runtime
     (CUDA-graph style) does: an earlier result changes when the function runs again."""
-    key = id(gm)
+    # Each compiled graph's own (keyed by id(gm) they were another test's once that graph
+    # was gone and its id reused, and then of the wrong shapes: nothing reused).
+    kept: list[list[Any]] = []
 
     def run(*args: Any) -> Any:
         outputs = gm(*args)
         flat, spec = pytree.tree_flatten(outputs)
-        buffers = _REUSED_BUFFERS.setdefault(key, [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat])
+        if not kept:
+            kept.append([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat])
+        buffers = kept[0]
         result = []
         for buffer, fresh in zip(buffers, flat):
             if isinstance(fresh, torch.Tensor) and not fresh.requires_grad and buffer.shape == fresh.shape:
@@ -210,6 +211,43 @@ def reuses_output_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -
         return pytree.tree_unflatten(result, spec)
 
     return run
+
+
+def _gradients_into_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    buffers: dict[int, torch.Tensor] = {}  # per position of the backward graph's outputs
+
+    def run(args: list) -> list:
+        result = []
+        for position, gradient in enumerate(gm(*args)):
+            if not isinstance(gradient, torch.Tensor):
+                result.append(gradient)
+                continue
+            buffer = buffers.get(position)
+            if buffer is None or (buffer.shape, buffer.stride(), buffer.dtype) != (
+                    gradient.shape, gradient.stride(), gradient.dtype):
+                buffer = buffers[position] = torch.empty_strided(gradient.shape, gradient.stride(),
+                                                                 dtype=gradient.dtype, device=gradient.device)
+            buffer.copy_(gradient)
+            # A view: the engine takes a tensor nobody else holds for a leaf's .grad as it
+            # is, so .backward()'s gradients are the buffers too, not only autograd.grad's.
+            result.append(buffer.view(buffer.shape))
+        return result
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    return run
+
+
+_aot_reusing_gradient_buffers = aot_autograd(fw_compiler=_backward_as_traced, bw_compiler=_gradients_into_buffers)
+
+
+def reuses_gradient_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *independence across calls, of gradients*. An AOTAutograd backend whose
+    backward copies its results into buffers allocated on its first pass and returns those
+    (views of them) on every pass, as a static-memory runtime (CUDA-graph style) does: each
+    pass's gradients are right when it returns, and a gradient kept from an earlier pass
+    (``torch.autograd.grad`` per micro-batch, a ``.grad`` taken off its leaf) becomes the
+    latest one's."""
+    return _aot_reusing_gradient_buffers(gm, example_inputs)
 
 
 _COMPILED_BY_CODE: dict[str, Callable] = {}

@@ -62,6 +62,9 @@ class CallFault:
     conditions: tuple[str, ...]
     wrap: Callable[[Callable, Callable[[], bool], Callable[[], None]], Callable]
     shows_in_values: bool = True
+    # Whose calls it wraps: the compiled "forward" call (the whole autograd function), or
+    # each call of a "backward" graph (its boxed list of arguments in, gradients out).
+    graphs: str = "forward"
 
 
 # -- reading a call ------------------------------------------------------------------------------
@@ -581,7 +584,58 @@ def _staged_in_shared_buffer(compiled: Callable, fires: Callable[[], bool], chan
                 changed()
             tensor.data.copy_(buffer)  # the values from the buffer, the autograd history kept
         return result
+def _into_buffers(results: list, buffers: dict[int, torch.Tensor], reuse: bool, view: bool) -> tuple[list, int]:
+    """Each tensor of ``results`` copied into a buffer and the buffer returned in its place (a
+    view of it with ``view``): with ``reuse``, the buffer of the same position kept from the
+    call before, else a new one, kept for the next call. Tensors that require grad stay
+    (autograd's own). Returns the results and how many buffers were reused."""
+    returned, reused = [], 0
+    for position, value in enumerate(results):
+        if not _plain(value) or value.requires_grad:
+            returned.append(value)
+            continue
+        buffer = buffers.get(position) if reuse else None
+        if buffer is not None and (buffer.shape, buffer.stride(), buffer.dtype) == (value.shape, value.stride(),
+                                                                                     value.dtype):
+            reused += 1
+        else:
+            buffer = buffers[position] = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                                                             device=value.device)
+        with torch.no_grad():
+            buffer.copy_(value)
+        returned.append(buffer.view(buffer.shape) if view else buffer)
+    return returned, reused
 
+
+def _reuse_outputs(compiled: Callable, fires: Callable[[], bool], changed: Callable[[], None]) -> Callable:
+    """A static-memory runtime: each call's outputs copied into the buffers the call before
+    returned, and those returned again (new buffers while the condition does not hold)."""
+    buffers: dict[int, torch.Tensor] = {}
+
+    def run(*args: Any) -> Any:
+        flat, spec = pytree.tree_flatten(compiled(*args))
+        returned, reused = _into_buffers(flat, buffers, bool(buffers) and fires(), view=False)
+        if reused:
+            changed()
+        return pytree.tree_unflatten(returned, spec)
+
+    return run
+
+
+def _reuse_gradients(compiled: Callable, fires: Callable[[], bool], changed: Callable[[], None]) -> Callable:
+    """A backward graph's gradients copied into the buffers its pass before returned, and
+    views of those returned again (a view: the engine makes a leaf's .grad of a tensor nobody
+    else holds as it is, so .grad is the buffer too)."""
+    buffers: dict[int, torch.Tensor] = {}
+
+    def run(args: list) -> Any:
+        result = compiled(args)
+        returned, reused = _into_buffers(list(result), buffers, bool(buffers) and fires(), view=True)
+        if reused:
+            changed()
+        return type(result)(returned) if isinstance(result, tuple) else returned
+
+    run._boxed_call = True  # type: ignore[attr-defined]
     return run
 
 
@@ -597,4 +651,10 @@ CALL_FAULTS: dict[str, CallFault] = {fault.name: fault for fault in (
                "output-aliases-input"), _mutation_lost),
     CallFault("staged_in_shared_buffer", "results staged in a buffer shared across threads (calls from a pool "
               "of threads that overlap get one another's results)", ("other-thread",), _staged_in_shared_buffer),
+    # The probes keep results across calls only (probes.py's kept_results): under another
+    # condition the same fault would compute nothing another probe tells apart.
+    CallFault("reuse_outputs", "outputs returned in the buffers of the call before, overwritten (a static-memory "
+              "runtime)", ("later-call",), _reuse_outputs),
+    CallFault("reuse_gradients", "a backward pass's gradients returned in the buffers of the pass before, "
+              "overwritten (a static-memory runtime)", ("later-call",), _reuse_gradients, graphs="backward"),
 )}

@@ -20,7 +20,8 @@ holds:
 Seed 0 rewrites every call the fault can change; seed s > 0 those of about half of the
 operators, chosen by the operator's name and the seed (a bug in some kernels, not in all).
 Faults of the graph's calls as a whole (faults.CALL_FAULTS: references kept, outputs
-detached, writes into inputs lost) have seed 0 only.
+detached, writes into inputs lost, output buffers reused; gradient buffers reused, on a
+backward graph's calls) have seed 0 only.
 
 ``unmutated`` is the same pipeline with nothing rewritten: the control. ``MUTANTS`` lists
 every mutant; ``mutant(name)`` is one, and this module's ``__getattr__`` makes
@@ -352,7 +353,33 @@ def _call_fault_placement(condition: str, dynamo_features: set[str]) -> Callable
         return lambda: True
     if feature.call is not None:
         return lambda: (call := current_call()) is not None and holds(feature.call, call)
+    if feature.backward is not None:  # read inside a backward graph's call (a fault of those)
+        return lambda: (backward := current_backward()) is not None and holds(feature.backward, backward)
     return None
+
+
+def _backward_call_fault(compiled: Callable, spec: MutantSpec | None, recording: bool,
+                         dynamo_features: set[str]) -> Callable:
+    """A backward graph's call, as the call faults of backward graphs make it: ``spec``'s
+    wrapping it, or while recording, an observer of the mutants that would fire on it."""
+    if spec is not None and spec.fault in faults.CALL_FAULTS:
+        fault = faults.CALL_FAULTS[spec.fault]
+        fires = _call_fault_placement(spec.condition, dynamo_features)
+        if fault.graphs != "backward" or fires is None:
+            return compiled
+        return fault.wrap(compiled, fires, lambda name=spec.name: _log_fired(name, "the backward graph's call"))
+    if not recording:
+        return compiled
+    observers = [(each.name, fires) for each in MUTANTS.values() if each.fault in faults.CALL_FAULTS
+                 and faults.CALL_FAULTS[each.fault].graphs == "backward"
+                 and (fires := _call_fault_placement(each.condition, dynamo_features)) is not None]
+
+    def observed(args: list) -> Any:
+        _REACHED.update(name for name, fires in observers if name not in _REACHED and fires())
+        return compiled(args)
+
+    observed._boxed_call = True  # type: ignore[attr-defined]
+    return observed
 
 
 # -- the backend ---------------------------------------------------------------------------------------
@@ -383,7 +410,9 @@ class Mutant:
                 elif spec is not None and spec.fault in faults.FAULTS:
                     rewrite(aten, spec, dynamo_features, kind)
                 compiled = boxed_nop(aten, inputs, **options)
-                return _as_backward(compiled) if kind == "backward" else compiled
+                if kind != "backward":
+                    return compiled
+                return _as_backward(_backward_call_fault(compiled, spec, recording, dynamo_features))
 
             return compile_graph
 
@@ -392,9 +421,10 @@ class Mutant:
         observers: list[tuple[str, Callable[[], bool]]] = []
         if recording:  # the call faults: each reached on a call where its condition holds
             observers = [(spec.name, fires) for spec in MUTANTS.values() if spec.fault in faults.CALL_FAULTS
+                         and faults.CALL_FAULTS[spec.fault].graphs == "forward"
                          and (fires := _call_fault_placement(spec.condition, dynamo_features)) is not None]
         run = compiled
-        if spec is not None and spec.fault in faults.CALL_FAULTS:
+        if spec is not None and spec.fault in faults.CALL_FAULTS and faults.CALL_FAULTS[spec.fault].graphs == "forward":
             fires = _call_fault_placement(spec.condition, dynamo_features)
             if fires is not None:
                 run = faults.CALL_FAULTS[spec.fault].wrap(

@@ -8,7 +8,7 @@ Python-number operands, long reductions, every dtype and mixed ones, strided, tr
 channels_last and offset inputs, NaN, infinities, negative zero, subnormal and large values,
 ties and repeated, negative and out-of-range indices, large graphs, aliased outputs, writes
 into inputs, modules with buffers, calls under no_grad, inference mode, deterministic
-algorithms and autocast, from a pool of threads at once, backward passes once and twice. Each is called three times (values
+algorithms and autocast, from a pool of threads at once, backward passes once and twice, results kept across calls. Each is called three times (values
 of seed 0, of seed 1, then of seed 0 again), so that a stale result shows on the second call
 and a nondeterministic one between the first and the third. What is compared: the outputs,
 the inputs after each call, the gradients, whether a call raised, and whether the calls'
@@ -43,6 +43,7 @@ class Probe:
     module: Callable[[], torch.nn.Module] | None = None  # a module to compile instead of fn (fn unused)
     seeded: bool = False  # reseed torch's generator before each call (random operators)
     threads: int = 0  # each call made from this many threads at once, each on inputs of its own
+    keeps: bool = False  # each call's outputs and gradients kept, and compared again after the last call
 
 
 def _normal(*sizes: int, grad: bool = False, dtype: torch.dtype = torch.float32) -> Callable:
@@ -222,6 +223,8 @@ PROBES = (
     Probe("losses", lambda x, t: F.cross_entropy(x, t) + F.mse_loss(x, x.detach() * 0.5),
           _inputs(_normal(3, 4, grad=True), lambda g: torch.randint(0, 4, (3,), generator=g))),
     Probe("norms", lambda x: F.layer_norm(x, (4,)) * 2 + F.softmax(x, -1), _inputs(SQUARE_GRAD)),
+    Probe("kept_results", lambda x, w: ((x @ w).tanh(), (x * 2).sum(0)), _inputs(_normal(3, 4), _normal(4, 2, grad=True)),
+          keeps=True),
 )
 
 
@@ -240,9 +243,12 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
-def _results(fn: Callable, inputs: list[Any], backward: int) -> list[Any]:
-    """The outputs, the inputs after the call, then the gradients of the inputs that require grad."""
+def _results(fn: Callable, inputs: list[Any], backward: int, kept: list[Any] | None = None) -> list[Any]:
+    """The outputs, the inputs after the call, then the gradients of the inputs that require
+    grad; the outputs and gradients themselves added to ``kept`` (None: not kept)."""
     outputs = pytree.tree_leaves(fn(*inputs))
+    if kept is not None:
+        kept += outputs
     found = [_snapshot(output) for output in outputs]
     leaves = [value for value in inputs if isinstance(value, torch.Tensor) and value.requires_grad]
     floating = [output for output in outputs if isinstance(output, torch.Tensor) and output.requires_grad]
@@ -254,6 +260,8 @@ def _results(fn: Callable, inputs: list[Any], backward: int) -> list[Any]:
         for index in range(backward):
             loss.backward(retain_graph=index + 1 < backward)
         found += [_snapshot(leaf.grad) for leaf in leaves]
+        if kept is not None:
+            kept += [leaf.grad for leaf in leaves]
     found += [_snapshot(value) for value in inputs]
     if isinstance(fn, torch.nn.Module):  # its buffers (running statistics) after the call
         found += [_snapshot(value) for value in fn.state_dict().values()]
@@ -270,6 +278,7 @@ def run(probe: Probe, backend: Callable) -> Outcome:
     compiled = torch.compile(program, backend=backend, fullgraph=probe.module is None, dynamic=False)
     outcome = Outcome()
     alive: list[weakref.ref] = []
+    kept: list[Any] | None = [] if probe.keeps else None
     for seed in _SEEDS:
         if probe.threads:
             outcome.calls.append(_from_threads(compiled, probe, seed))
@@ -280,10 +289,13 @@ def run(probe: Probe, backend: Callable) -> Outcome:
             torch.manual_seed(seed)
         try:
             with probe.mode():
-                outcome.calls.append(_results(compiled, inputs, probe.backward))
+                outcome.calls.append(_results(compiled, inputs, probe.backward, kept))
         except Exception as error:  # noqa: BLE001 -- a raised error is part of what is compared
             outcome.calls.append(("raised", type(error).__name__))
         del inputs
+    if kept is not None:  # as they are now, after the later calls
+        outcome.calls.append([_snapshot(value) for value in kept])
+        del kept
     del compiled, program
     torch._dynamo.reset()
     gc.collect()
