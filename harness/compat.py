@@ -325,7 +325,7 @@ def is_op_overload_packet(target: Any) -> bool:
     return isinstance(target, torch._ops.OpOverloadPacket)
 
 
-# Operators are values whose identity is all there is to them (harness/checks/python_world.py).
+# Operators are values whose identity is all there is to them (harness/checks/observations/python_world.py).
 OPERATOR_TYPES = (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
 
 

@@ -92,7 +92,7 @@ _CHECKS = [(re.compile(pattern), clause) for pattern, clause in (
     # harness/report/problems.py: a test of a capability declared unsupported that was not refused.
     (r"^declared unsupported\b", REFUSAL),
     (r"leaked global state|changed by the call|mode after the call", STATE_AFTER),
-    # harness/checks/python_world.py, whatever the scenario: its paths name attributes and grads.
+    # harness/checks/observations/python_world.py, whatever the scenario: its paths name attributes and grads.
     (r"^the Python world after compiled call", PYTHON_WORLD),
     # The value-domain check (harness/checks/value_domains.py): "<dtype> on <domain> values: ..."
     (r"\bon reference [a-z ]+ values: ", REFERENCE_INPUTS),

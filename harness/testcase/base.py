@@ -29,7 +29,7 @@ from harness import compat, outcomes, settings, state
 from harness.axes import axis, device, dtypes, registry
 from harness.axes.backends import Backend, BackendProfile, probe_backend
 from harness.axes.variants import STATIC, VARIANTS, Variant
-from harness.checks import watched_calls
+from harness.checks.observations import watched_calls
 from harness.errors import innermost
 from harness.features import scope
 from harness.measure import eager_share, share_limit, stages

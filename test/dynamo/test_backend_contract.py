@@ -464,7 +464,7 @@ class CallIndependenceTests(ContractCase):
 
     # Each result below is compared as it comes, and kept: that what was kept stays as it was
     # while later calls and backward passes run is every scenario's check
-    # (harness/checks/kept_results.py); these keep results the ways callers do.
+    # (harness/checks/observations/kept_results.py); these keep results the ways callers do.
 
     def test_earlier_outputs_survive_later_calls(self):
         def fn(x):
@@ -790,7 +790,7 @@ def _helper_class_over(log: list, counts: dict) -> type:
 @for_each_backend
 class PythonSideEffectTests(BackendTestCase):
     """Python side effects Dynamo traces and replays after the graph: each scenario only
-    calls its compiled function; the Python world watcher (harness/checks/python_world.py),
+    calls its compiled function; the Python world watcher (harness/checks/observations/python_world.py),
     which every scenario goes through, compares what each call left in the containers,
     objects, globals and cells it reaches with what eager leaves. Each fails when its kind of
     side effect is not replayed (test/proofs/test_python_world_faults.py)."""

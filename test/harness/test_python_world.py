@@ -1,4 +1,4 @@
-"""The Python world watcher's own rules (harness/checks/python_world.py), with plain Python
+"""The Python world watcher's own rules (harness/checks/observations/python_world.py), with plain Python
 functions standing in for compiled ones: no torch.compile, so each case is milliseconds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import unittest
 
 import torch
 
-from harness.checks import python_world, watched_calls
+from harness.checks.observations import python_world, watched_calls
 
 # Its own seconds (test/harness/budgets.py): under 1 s measured 2026-12-06.
 TIME_BUDGET_S = 5

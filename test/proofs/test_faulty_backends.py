@@ -101,7 +101,7 @@ FAULTS = (
     Fault("reuses_output_buffers", "independence across calls",
           (f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
            f"{CONTRACT}.CallIndependenceTests.test_writing_to_an_output_does_not_leak_into_the_next_call")),
-    # Caught by the observation every scenario goes through (harness/checks/kept_results.py),
+    # Caught by the observation every scenario goes through (harness/checks/observations/kept_results.py),
     # in the scenarios that keep gradients the ways callers do.
     Fault("reuses_gradient_buffers", "independence across calls (gradients kept)", tuple(
         f"{CONTRACT}.CallIndependenceTests.test_{name}" for name in (

@@ -61,7 +61,7 @@ KILLED_BY = {
     "perturb__random__s0": f"{SURFACE}.ControlFlowTests.test_checkpointed_dropout_draws_the_same_mask_again",
     "perturb__backward__s1": f"{SURFACE}.AutogradFunctionTests.test_straight_through_backward_is_the_functions_own",
     "perturb__later_call__s0": f"{SURFACE}.DataDependentSizeTests.test_nonzero_and_masked_select_sizes_from_the_data",
-    # Results kept across calls (harness/checks/kept_results.py; measured -k CallIndependenceTests).
+    # Results kept across calls (harness/checks/observations/kept_results.py; measured -k CallIndependenceTests).
     "reuse_outputs__later_call__s0": f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
     "reuse_gradients__later_call__s0": f"{CONTRACT}.CallIndependenceTests.test_gradients_kept_per_micro_batch",
 }

@@ -1,4 +1,4 @@
-"""The Python world watcher (harness/checks/python_world.py) proven able to fail.
+"""The Python world watcher (harness/checks/observations/python_world.py) proven able to fail.
 
 A Dynamo that traces each kind of Python side effect and does not replay it
 (test/harness/side_effect_dropping_dynamo.py: container mutations, attribute stores, globals,
@@ -16,7 +16,7 @@ from __future__ import annotations
 import unittest
 from unittest import mock
 
-from harness.checks import watched_calls
+from harness.checks.observations import watched_calls
 from test.dynamo import test_backend_contract
 from test.harness.side_effect_dropping_dynamo import KINDS, dropping
 

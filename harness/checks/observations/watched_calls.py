@@ -23,7 +23,7 @@ from typing import Any, Callable
 import torch
 
 # Modules each holding a ``WATCHER``: a Watcher subclass (one observation).
-OBSERVATIONS: tuple[str, ...] = ("harness.checks.python_world", "harness.checks.kept_results")
+OBSERVATIONS: tuple[str, ...] = ("harness.checks.observations.python_world", "harness.checks.observations.kept_results")
 
 
 @dataclass

@@ -42,7 +42,8 @@ from typing import Any, Callable, Iterator
 import torch
 
 from harness import compat
-from harness.checks import compare, watched_calls
+from harness.checks import compare
+from harness.checks.observations import watched_calls
 
 # Code under these directories is torch's or Python's own: its functions are shared by eager
 # and the copy, not rebuilt (what they change is tensors or torch's state, which other

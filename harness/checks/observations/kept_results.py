@@ -52,7 +52,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from harness import compat
-from harness.checks.watched_calls import Call, Watcher
+from harness.checks.observations.watched_calls import Call, Watcher
 
 BUDGET_BYTES = 16 << 20  # of clones per call or pass
 MAX_KEPT = 64
