@@ -584,6 +584,10 @@ def _staged_in_shared_buffer(compiled: Callable, fires: Callable[[], bool], chan
                 changed()
             tensor.data.copy_(buffer)  # the values from the buffer, the autograd history kept
         return result
+
+    return run
+
+
 def _into_buffers(results: list, buffers: dict[int, torch.Tensor], reuse: bool, view: bool) -> tuple[list, int]:
     """Each tensor of ``results`` copied into a buffer and the buffer returned in its place (a
     view of it with ``view``): with ``reuse``, the buffer of the same position kept from the
