@@ -8,4 +8,6 @@ record of what it saw, tells.
 
 from test.harness.dynamo_faults import drops_tensor_hooks
 
-drops_tensor_hooks().__enter__()  # never left: the patch lasts as long as the process
+# Kept, never left: a context manager collected would close its generator and undo the patch.
+_PATCH = drops_tensor_hooks()
+_PATCH.__enter__()

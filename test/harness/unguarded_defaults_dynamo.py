@@ -7,4 +7,6 @@ nightly that lost those guards would arrive: only a default rebound between call
 
 from test.harness.dynamo_faults import unguarded_defaults
 
-unguarded_defaults().__enter__()  # never left: the patch lasts as long as the process
+# Kept, never left: a context manager collected would close its generator and undo the patch.
+_PATCH = unguarded_defaults()
+_PATCH.__enter__()
