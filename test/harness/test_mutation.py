@@ -51,6 +51,7 @@ DIFFERS_ON = {
     "keep_reference__float32__s0": "several_outputs",
     "detach_outputs__training__s0": "training",
     "mutation_lost__input_mutation__s0": "input_mutation",
+    "drops_tensor_hooks__training__s0": "tensor_hook",
 }
 
 
@@ -65,11 +66,12 @@ def _run(probe: str, name: str | None) -> probes.Outcome:
 
 class CatalogueTests(unittest.TestCase):
     def test_every_fault_has_mutants_over_every_group(self):
-        self.assertEqual({spec.fault for spec in mutants.MUTANTS.values()}, {*faults.FAULTS, *faults.CALL_FAULTS})
+        every_fault = {*faults.FAULTS, *faults.CALL_FAULTS, *faults.GRAPH_FAULTS}
+        self.assertEqual({spec.fault for spec in mutants.MUTANTS.values()}, every_fault)
         self.assertEqual({spec.group for spec in mutants.MUTANTS.values()}, set(catalogue.GROUPS))
         self.assertGreaterEqual(len(mutants.MUTANTS), 300)
         self.assertEqual(set(DIFFERS_ON) - set(mutants.MUTANTS), set())
-        self.assertEqual({name.split("__")[0] for name in DIFFERS_ON}, {*faults.FAULTS, *faults.CALL_FAULTS})
+        self.assertEqual({name.split("__")[0] for name in DIFFERS_ON}, every_fault)
 
     def test_a_mutant_is_a_backend_spec(self):
         name = "wrong_row__broadcast_middle__s1"

@@ -61,6 +61,8 @@ KILLED_BY = {
     "perturb__random__s0": f"{SURFACE}.ControlFlowTests.test_checkpointed_dropout_draws_the_same_mask_again",
     "perturb__backward__s1": f"{SURFACE}.AutogradFunctionTests.test_straight_through_backward_is_the_functions_own",
     "perturb__later_call__s0": f"{SURFACE}.DataDependentSizeTests.test_nonzero_and_masked_select_sizes_from_the_data",
+    # A hook on an intermediate, written for issue 66 (measured on its own, -k, 2026-12-06).
+    "drops_tensor_hooks__training__s0": "test_state_changes.StateChangeTests.test_intermediate_hook",
 }
 
 
