@@ -619,7 +619,7 @@ def mutable_default():
 def own_default_rebound():
     # A float: Dynamo specializes it. An int default turns into a symbolic int at its second
     # value (automatic dynamic), and ``x.abs() ** n``'s backward then fails in AOTAutograd on
-    # torch 2.13 ("NYI SymInt equality"), which is not what this change is about.
+    # torch 2.13 ("NYI SymInt equality", pytorch#185715), which is not what this change is about.
     def program(x, power=2.0):
         return x.abs() ** power
 
