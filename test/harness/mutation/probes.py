@@ -9,12 +9,11 @@ channels_last and offset inputs, NaN, infinities, negative zero, subnormal and l
 ties and repeated, negative and out-of-range indices, large graphs, aliased outputs, writes
 into inputs, modules with buffers, a tensor hook on an intermediate, calls under
 no_grad, inference mode, deterministic algorithms and autocast, backward passes once and
-twice. Each is called three times (values
-of seed 0, of seed 1, then of seed 0 again), so that a stale result shows on the second call
-and a nondeterministic one between the first and the third. What is compared: the outputs,
-the inputs after each call, the gradients, whether a call raised, and whether the calls'
-tensors are freed once the program is (exactly: NaN equal to NaN, dtypes, shapes and
-requires_grad too).
+twice. Each is called three times (values of seed 0, of seed 1, then of seed 0 again), so
+that a stale result shows on the second call and a nondeterministic one between the first
+and the third. What is compared: the outputs, the inputs after each call, the gradients,
+whether a call raised, and whether the calls' tensors are freed once the program is
+(exactly: NaN equal to NaN, dtypes, shapes and requires_grad too).
 """
 
 from __future__ import annotations
