@@ -343,6 +343,17 @@ def control_flow_operator(name: str) -> Callable | None:
     return getattr(found, name, found) if found is not None and not callable(found) else found
 
 
+def tensor_hook_operator() -> Callable | None:
+    """The operator Dynamo puts in its graph for ``y.register_hook(fn)`` on an intermediate
+    (torch 2.13: the ``register_hook`` higher-order operator, whose trace registers the hook on
+    the traced tensor; its first argument is that tensor), or None where this torch has none
+    (an older one breaks the graph there, or keeps such hooks for compiled autograd)."""
+    try:
+        return importlib.import_module("torch._higher_order_ops.register_hook").register_hook_op
+    except (ImportError, AttributeError):
+        return None
+
+
 def is_higher_order_op(target: Any) -> bool:
     """Whether ``target`` is a higher-order operator (``wrap``, ``cond``, checkpoint...)."""
     return isinstance(target, torch._ops.HigherOrderOperator)

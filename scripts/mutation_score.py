@@ -412,7 +412,8 @@ def _print(result: dict[str, Any]) -> None:
             print(f"  {name}: {where}")
     # A test in which faults that change values fired, and none failed it, may be a test that
     # cannot fail (or one whose values those faults did not reach: a result overwritten).
-    quiet = {name for name, fault in {**faults.FAULTS, **faults.CALL_FAULTS}.items() if not fault.shows_in_values}
+    every_fault = {**faults.FAULTS, **faults.CALL_FAULTS, **faults.GRAPH_FAULTS}
+    quiet = {name for name, fault in every_fault.items() if not fault.shows_in_values}
     unseen = {test["id"]: [name for name in test["survived"] if name.split("__")[0] not in quiet]
               for test in result["tests"] if test["control"] == "pass" and not test["killed"]}
     weak = sorted((test for test in unseen if len(unseen[test]) >= WEAK), key=lambda test: -len(unseen[test]))

@@ -49,7 +49,7 @@ class StateChange:
     build: Callable[[], World]
     recompiles: bool  # whether version 1 needs graphs of its own (else the first ones are reused)
     compile_in_place: bool = False  # module.compile() instead of torch.compile(module)
-    under_no_grad: bool = True  # False where the change is grad mode itself
+    under_no_grad: bool = True  # False where the change is grad mode itself, or needs it (a gradient hook)
 
 
 STATE_CHANGES: list[StateChange] = []
@@ -486,6 +486,146 @@ def submodule_hook_added():
               compile_in_place=True)
 def forward_hook_added_in_place():
     return _hooked(submodule=False)
+
+
+# -- Tensor hooks the program registers, defaults of the functions it calls ------------------
+# A hook registered inside compiled code is Dynamo's to keep: on an intermediate it becomes
+# part of the graph (the gradient flowing back through that tensor is the hook's result), on
+# an input it is registered again after the graph runs. A default a called function reads is
+# guarded where Dynamo binds the call's arguments (``fn.__defaults__[i]``,
+# ``fn.__kwdefaults__[name]``); the compiled function's own defaults are bound by Python
+# before Dynamo sees the frame. test/proofs/test_hook_and_default_faults.py drops each.
+# A gradient hook cannot be registered under no_grad (eager refuses): those run with grad only.
+
+def _flag() -> tuple[types.SimpleNamespace, Callable[[int], None]]:
+    """A switch the program reads: version 1 turns on what version 0 leaves out."""
+    switch = types.SimpleNamespace(on=False)
+    return switch, _setter(switch, "on", False, True)
+
+
+@state_change("a gradient hook registered on an intermediate (the gradient tripled)", ("CONSTANT_MATCH", "BOOL_MATCH"),
+              under_no_grad=False)
+def intermediate_hook():
+    switch, at = _flag()
+
+    def program(x):
+        y = x * 2
+        if switch.on:
+            y.register_hook(lambda grad: grad * 3)
+        return y.sin()
+    return World(program, at)
+
+
+@state_change("the value a hook on an intermediate closes over rebound", ("CONSTANT_MATCH", "EQUALS_MATCH"),
+              under_no_grad=False)
+def hook_closure():
+    factor = 3.0
+
+    def program(x):
+        y = x.exp()
+        y.register_hook(lambda grad: grad * factor)
+        return (y * x).cos()
+
+    def at(version):
+        nonlocal factor
+        factor = (3.0, -0.5)[version]
+    return World(program, at)
+
+
+@state_change("a hook that records the gradient it saw into a list, returning None", ("CONSTANT_MATCH", "BOOL_MATCH"),
+              under_no_grad=False)
+def recording_hook():
+    # A hook with a Python side effect is not traced: the program breaks its graph there and
+    # the hook runs eagerly on the tensor the first graph returned.
+    seen: list[torch.Tensor] = []
+    switch, flip = _flag()
+
+    def program(x):
+        y = x.tanh()
+        if switch.on:
+            y.register_hook(lambda grad: seen.append(grad.detach().clone()))
+        return y * y
+
+    def at(version):
+        seen.clear()
+        flip(version)
+
+    def observed():
+        return {"gradients the hook saw": torch.stack(seen) if seen else torch.zeros(0, 4)}
+    return World(program, at, observed)
+
+
+@state_change("a gradient hook registered on the input inside the call", ("CONSTANT_MATCH", "BOOL_MATCH"),
+              under_no_grad=False)
+def input_hook():
+    switch, at = _flag()
+
+    def program(x):
+        if switch.on:
+            x.register_hook(lambda grad: grad - 1)
+        return (x * 3).sigmoid()
+    return World(program, at)
+
+
+@state_change("a default argument of a called function rebound (fn.__defaults__)", ("CONSTANT_MATCH", "EQUALS_MATCH"))
+def default_rebound():
+    def helper(x, scale=2.0):
+        return x * scale
+
+    def at(version):
+        helper.__defaults__ = ((2.0,), (-1.5,))[version]
+    return World(lambda x: helper(x).cos(), at)
+
+
+@state_change("a keyword-only default of a called function rebound (fn.__kwdefaults__)",
+              ("CONSTANT_MATCH", "EQUALS_MATCH"))
+def keyword_default_rebound():
+    def helper(x, *, shift=1.0):
+        return x.sin() + shift
+
+    def at(version):
+        helper.__kwdefaults__ = ({"shift": 1.0}, {"shift": 4.0})[version]
+    return World(lambda x: helper(x) * 2, at)
+
+
+@state_change("a tensor default of a called function replaced by another tensor", ("TENSOR_MATCH",),
+              recompiles=False)
+def tensor_default_replaced():
+    weights = (torch.ones(4), torch.tensor([1.0, 0.0, -1.0, 2.0]))
+
+    def helper(x, weight=weights[0]):
+        return x * weight
+
+    def at(version):
+        helper.__defaults__ = (weights[version],)
+    return World(lambda x: helper(x).sin(), at)
+
+
+@state_change("a list default of a called function, appended to inside the call", ("SEQUENCE_LENGTH",))
+def mutable_default():
+    def helper(x, calls=[]):  # noqa: B006 - the shared default is the point
+        calls.append(1.0)
+        return x * len(calls)
+
+    def at(version):
+        helper.__defaults__[0][:] = [1.0] * version  # the list as a version-th call left it
+
+    def observed():
+        return {"the default list": torch.tensor(helper.__defaults__[0])}
+    return World(lambda x: helper(x).exp(), at, observed)
+
+
+@state_change("a default argument of the compiled function itself rebound", ("CONSTANT_MATCH", "EQUALS_MATCH"))
+def own_default_rebound():
+    # A float: Dynamo specializes it. An int default turns into a symbolic int at its second
+    # value (automatic dynamic), and ``x.abs() ** n``'s backward then fails in AOTAutograd on
+    # torch 2.13 ("NYI SymInt equality", pytorch#185715), which is not what this change is about.
+    def program(x, power=2.0):
+        return x.abs() ** power
+
+    def at(version):
+        program.__defaults__ = ((2.0,), (3.0,))[version]
+    return World(program, at)
 
 
 # -- Global torch state ----------------------------------------------------------------------

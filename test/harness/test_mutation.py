@@ -54,6 +54,7 @@ DIFFERS_ON = {
     "staged_in_shared_buffer__other_thread__s0": "threads",
     "reuse_outputs__later_call__s0": "kept_results",
     "reuse_gradients__later_call__s0": "kept_results",
+    "drops_tensor_hooks__training__s0": "tensor_hook",
 }
 
 
@@ -68,11 +69,12 @@ def _run(probe: str, name: str | None) -> probes.Outcome:
 
 class CatalogueTests(unittest.TestCase):
     def test_every_fault_has_mutants_over_every_group(self):
-        self.assertEqual({spec.fault for spec in mutants.MUTANTS.values()}, {*faults.FAULTS, *faults.CALL_FAULTS})
+        every_fault = {*faults.FAULTS, *faults.CALL_FAULTS, *faults.GRAPH_FAULTS}
+        self.assertEqual({spec.fault for spec in mutants.MUTANTS.values()}, every_fault)
         self.assertEqual({spec.group for spec in mutants.MUTANTS.values()}, set(catalogue.GROUPS))
         self.assertGreaterEqual(len(mutants.MUTANTS), 300)
         self.assertEqual(set(DIFFERS_ON) - set(mutants.MUTANTS), set())
-        self.assertEqual({name.split("__")[0] for name in DIFFERS_ON}, {*faults.FAULTS, *faults.CALL_FAULTS})
+        self.assertEqual({name.split("__")[0] for name in DIFFERS_ON}, every_fault)
 
     def test_a_mutant_is_a_backend_spec(self):
         name = "wrong_row__broadcast_middle__s1"

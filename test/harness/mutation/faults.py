@@ -19,6 +19,7 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from harness import compat
 from harness.features import catalogue, families
 from harness.features.views import Site
 
@@ -65,6 +66,19 @@ class CallFault:
     # Whose calls it wraps: the compiled "forward" call (the whole autograd function), or
     # each call of a "backward" graph (its boxed list of arguments in, gradients out).
     graphs: str = "forward"
+
+
+@dataclass(frozen=True)
+class GraphFault:
+    """One kind of backend bug in the graph Dynamo hands the backend, before AOTAutograd
+    traces it: ``sites(gm)`` are the nodes it changes, ``rewrite(gm, node)`` changes one."""
+
+    name: str
+    means: str
+    conditions: tuple[str, ...]  # conditions read on Dynamo's graph at compile time only
+    sites: Callable[[torch.fx.GraphModule], list[torch.fx.Node]]
+    rewrite: Callable[[torch.fx.GraphModule, torch.fx.Node], None]
+    shows_in_values: bool = True
 
 
 # -- reading a call ------------------------------------------------------------------------------
@@ -661,4 +675,26 @@ CALL_FAULTS: dict[str, CallFault] = {fault.name: fault for fault in (
               "runtime)", ("later-call",), _reuse_outputs),
     CallFault("reuse_gradients", "a backward pass's gradients returned in the buffers of the pass before, "
               "overwritten (a static-memory runtime)", ("later-call",), _reuse_gradients, graphs="backward"),
+)}
+
+
+# -- faults of Dynamo's graph ------------------------------------------------------------------
+
+
+def _hook_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    hook = compat.tensor_hook_operator()
+    return [node for node in gm.graph.nodes if hook is not None and node.op == "call_function" and node.target is hook]
+
+
+def _drop_hook(gm: torch.fx.GraphModule, node: torch.fx.Node) -> None:
+    node.replace_all_uses_with(node.args[0])  # the hooked tensor, unhooked
+    gm.graph.erase_node(node)
+
+
+GRAPH_FAULTS: dict[str, GraphFault] = {fault.name: fault for fault in (
+    # A backend that rebuilds Dynamo's graph from the operators it knows loses the
+    # register_hook node of a hook on an intermediate, and the backward goes without it.
+    GraphFault("drops_tensor_hooks", "a gradient hook registered on an intermediate inside the compiled function is "
+                                     "dropped (the register_hook node of Dynamo's graph)",
+               (catalogue.TRAINING,), _hook_nodes, _drop_hook),
 )}

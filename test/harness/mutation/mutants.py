@@ -21,7 +21,9 @@ Seed 0 rewrites every call the fault can change; seed s > 0 those of about half 
 operators, chosen by the operator's name and the seed (a bug in some kernels, not in all).
 Faults of the graph's calls as a whole (faults.CALL_FAULTS: references kept, outputs
 detached, writes into inputs lost, output buffers reused; gradient buffers reused, on a
-backward graph's calls) have seed 0 only.
+backward graph's calls) and of the graph Dynamo hands the backend, rewritten before
+AOTAutograd traces it (faults.GRAPH_FAULTS: a tensor hook's node dropped, where the graph's
+condition holds), have seed 0 only.
 
 ``unmutated`` is the same pipeline with nothing rewritten: the control. ``MUTANTS`` lists
 every mutant; ``mutant(name)`` is one, and this module's ``__getattr__`` makes
@@ -73,15 +75,17 @@ class MutantSpec:
 
     @property
     def means(self) -> str:
-        fault = faults.FAULTS.get(self.fault) or faults.CALL_FAULTS[self.fault]
+        fault = faults.FAULTS.get(self.fault) or faults.CALL_FAULTS.get(self.fault) or faults.GRAPH_FAULTS[self.fault]
         scope = "in every kernel" if self.seed == 0 else f"in about half of the kernels (seed {self.seed})"
+        if self.fault in faults.GRAPH_FAULTS:
+            scope = "in Dynamo's graph"
         return f"{fault.means}, {scope}, when: {catalogue.CATALOGUE[self.condition].means}"
 
 
 def _specs() -> list[MutantSpec]:
     found = [MutantSpec(name, condition, seed) for name, fault in faults.FAULTS.items()
              for condition in fault.conditions for seed in SEEDS]
-    found += [MutantSpec(name, condition, 0) for name, fault in faults.CALL_FAULTS.items()
+    found += [MutantSpec(name, condition, 0) for name, fault in {**faults.CALL_FAULTS, **faults.GRAPH_FAULTS}.items()
               for condition in fault.conditions]
     return found
 
@@ -385,6 +389,22 @@ def _backward_call_fault(compiled: Callable, spec: MutantSpec | None, recording:
 # -- the backend ---------------------------------------------------------------------------------------
 
 
+def _rewrite_dynamo_graph(gm: torch.fx.GraphModule, spec: MutantSpec, dynamo_features: set[str]) -> None:
+    """Rewrite each site of ``spec``'s graph fault in the graph Dynamo handed the backend,
+    where its condition holds there."""
+    fault = faults.GRAPH_FAULTS[spec.fault]
+    if spec.condition not in dynamo_features:
+        return
+    sites = fault.sites(gm)
+    for node in sites:
+        fault.rewrite(gm, node)
+    if sites:
+        # Fired at compile time: what a dropped node changes (a gradient) is only computed later.
+        _log_fired(spec.name, f"{len(sites)} node(s) of Dynamo's graph")
+        gm.graph.lint()
+        gm.recompile()
+
+
 class Mutant:
     """A backend that compiles like aot_eager, rewritten as ``spec`` says (None: the control).
 
@@ -402,6 +422,11 @@ class Mutant:
         spec = self.spec
         dynamo_features = recorder.of_graph(graph_view(gm, example_inputs))
         recording = spec is None and self.switch
+        if recording:  # the faults of Dynamo's graph: each reached where it has a site and its condition holds
+            _REACHED.update(spec_.name for spec_ in MUTANTS.values() if spec_.fault in faults.GRAPH_FAULTS
+                            and spec_.condition in dynamo_features and faults.GRAPH_FAULTS[spec_.fault].sites(gm))
+        elif spec is not None and spec.fault in faults.GRAPH_FAULTS:
+            _rewrite_dynamo_graph(gm, spec, dynamo_features)
 
         def compiler(kind: str) -> Callable:
             def compile_graph(aten: torch.fx.GraphModule, inputs: list[Any], **options: Any) -> Callable:

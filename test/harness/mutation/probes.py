@@ -7,8 +7,9 @@ of every group of the feature catalogue: operands broadcast along each position,
 Python-number operands, long reductions, every dtype and mixed ones, strided, transposed,
 channels_last and offset inputs, NaN, infinities, negative zero, subnormal and large values,
 ties and repeated, negative and out-of-range indices, large graphs, aliased outputs, writes
-into inputs, modules with buffers, calls under no_grad, inference mode, deterministic
-algorithms and autocast, from a pool of threads at once, backward passes once and twice, results kept across calls. Each is called three times (values
+into inputs, modules with buffers, a tensor hook on an intermediate, calls under no_grad,
+inference mode, deterministic algorithms and autocast, from a pool of threads at once,
+backward passes once and twice, results kept across calls. Each is called three times (values
 of seed 0, of seed 1, then of seed 0 again), so that a stale result shows on the second call
 and a nondeterministic one between the first and the third. What is compared: the outputs,
 the inputs after each call, the gradients, whether a call raised, and whether the calls'
@@ -131,6 +132,12 @@ def _branches(x: torch.Tensor) -> torch.Tensor:
     return torch.cond(x.sum() > 0, lambda y: y.sin() * 2, lambda y: y.cos() - 1, (x,))
 
 
+def _hooked(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    y.register_hook(lambda grad: grad * 3)  # Dynamo's graph holds it as a node
+    return y.sin()
+
+
 SQUARE = _normal(4, 4)
 SQUARE_GRAD = _normal(4, 4, grad=True)
 
@@ -208,6 +215,7 @@ PROBES = (
     Probe("random", lambda x: x + torch.rand_like(x) * 2, _inputs(_normal(6)), seeded=True),
     Probe("custom_op", lambda x: _scaled(x) * 2, _inputs(_normal(5))),
     Probe("higher_order", _branches, _inputs(_normal(4))),
+    Probe("tensor_hook", _hooked, _inputs(_normal(4, grad=True))),
     # -- calls ----------------------------------------------------------------------------------
     Probe("no_grad", lambda x, w, b: (b.add_(1), (x @ w).relu() + b)[1],
           _inputs(_normal(3, 4), _normal(4, 2, grad=True), _normal(2)), mode=torch.no_grad),
