@@ -18,8 +18,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, capabilities, compat, device, dtypes, for_each_backend, settings, variants
-from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, variants_called
-from harness.checks import value_semantics
+from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, value_semantics
+from harness import variants_called
 
 SWEEP_ENV = settings.OP_SWEEP
 TIERS = settings.OP_SWEEP_TIERS

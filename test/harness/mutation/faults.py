@@ -668,6 +668,8 @@ def _same(tensor: torch.Tensor, value: torch.Tensor) -> bool:
     """Equal, NaN to NaN, infinities and the sign of zero kept."""
     if tensor.is_complex():
         tensor, value = torch.view_as_real(tensor), torch.view_as_real(value)
+    if tensor.dtype.is_floating_point and tensor.element_size() == 1:  # float8: float32 holds it exactly
+        tensor, value = tensor.float(), value.float()
     if tensor.dtype.is_floating_point:
         def numbers(values: torch.Tensor) -> torch.Tensor:
             return torch.nan_to_num(values, nan=0.0, posinf=math.inf, neginf=-math.inf)
