@@ -69,7 +69,8 @@ _SUBMODULES = {
     "opcheck": "harness.checks.opcheck", "programs": "harness.fuzz.programs", "repro": "harness.measure.repro",
     "second_size": "harness.axes.second_size", "share_limit": "harness.measure.share_limit",
     "smoke": "harness.testcase.smoke", "tiers": "harness.testcase.tiers", "variants": "harness.axes.variants",
-    "value_domains": "harness.checks.value_domains", "catalogue": "harness.features.catalogue",
+    "value_domains": "harness.checks.value_domains", "value_semantics": "harness.checks.value_semantics",
+    "catalogue": "harness.features.catalogue",
     "compute": "harness.fuzz.compute", "perf": "harness.testcase.perf", "extensions": "harness.project.extensions",
     "generator": "harness.fuzz.generator",
 }

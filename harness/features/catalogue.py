@@ -230,6 +230,36 @@ def _ties(values: Any) -> bool:
     return bool((counts >= 3).any())
 
 
+def _exact_halves(values: Any) -> bool:
+    """A finite value halfway between two whole numbers (a tie of rounding)."""
+    if not values.dtype.is_floating_point or values.dtype.itemsize == 1:
+        return False
+    doubled = values.double() * 2
+    return bool(((doubled.remainder(2) == 1) & doubled.isfinite()).any())
+
+
+def _fully_masked_row(values: Any) -> bool:
+    """A row (along the last dimension, of two entries or more) masked everywhere: -inf in a
+    floating tensor, False in a boolean mask."""
+    if values.dim() == 0 or values.shape[-1] < 2:
+        return False
+    if str(values.dtype) == "torch.bool":
+        return bool((~values).all(-1).any())
+    if not values.dtype.is_floating_point or values.dtype.itemsize == 1:
+        return False
+    return bool((values == -float("inf")).all(-1).any())
+
+
+def _padding_index(site: Any) -> bool:
+    """An embedding, or its backward, told a padding index (-1 is none to ATen)."""
+    if site.node is None or site.name not in ("embedding", "embedding_dense_backward"):
+        return False
+    position = 2 if site.name == "embedding" else 3
+    args, kwargs = site.node.args, site.node.kwargs
+    index = args[position] if len(args) > position else kwargs.get("padding_idx", -1)
+    return type(index) is int and index != -1
+
+
 def _repeated(indices: Any, length: int | None) -> bool:
     flat = indices.reshape(-1)
     return flat.numel() > 1 and flat.unique().numel() < flat.numel()
@@ -316,6 +346,9 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
     _feature("int8", DTYPE, "int8 tensors", site=_dtype("int8")),
     _feature("uint8", DTYPE, "uint8 tensors", site=_dtype("uint8")),
     _feature("bool", DTYPE, "bool tensors", site=_dtype("bool")),
+    _feature("float8", DTYPE, "float8_e4m3fn or float8_e5m2 tensors",
+             site=_dtype("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")),
+    _feature("wide-unsigned", DTYPE, "uint16, uint32 or uint64 tensors", site=_dtype("uint16", "uint32", "uint64")),
     _feature("mixed-dtypes", DTYPE, "tensor operands of different dtypes in one pointwise call", site=_mixed_dtypes),
     _feature("type-promotion", DTYPE, "a pointwise result of another dtype than its first operand's "
              "(an integer tensor and a float, half with float32)", site=_promotes),
@@ -342,6 +375,13 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
              value=_large_values),
     _feature("ties", VALUES, "a non-zero value repeated in a floating input (ties to order or pick between)",
              value=_ties),
+    _feature("exact-halves", VALUES, "a value halfway between two whole numbers (a tie of rounding)",
+             value=_exact_halves),
+    _feature("fully-masked-row", VALUES, "a row -inf everywhere, or a boolean mask False along a whole row",
+             value=_fully_masked_row),
+    _feature("padding-index", VALUES, "an embedding (or its backward) with a padding index", site=_padding_index),
+    _feature("max-norm", VALUES, "an embedding renormalizing the rows it reads (max_norm)",
+             site=lambda site: site.name in ("embedding_renorm", "embedding_renorm_")),
     _feature("repeated-indices", VALUES, "an index tensor naming one place more than once", index=_repeated),
     _feature("negative-indices", VALUES, "a negative index (counted from the end)", index=_negative),
     _feature("index-out-of-range", VALUES, "an index past the dimension it indexes (eager raises)",

@@ -18,7 +18,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, capabilities, compat, device, dtypes, for_each_backend, settings, variants
-from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, variants_called
+from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, value_semantics
+from harness import variants_called
 
 SWEEP_ENV = settings.OP_SWEEP
 TIERS = settings.OP_SWEEP_TIERS
@@ -326,6 +327,27 @@ class OpSweepTests(BackendTestCase):
         if found:
             failure = OpCheckFailure("; ".join(map(str, found)))
             raise capabilities.attach_caught(failure, [each.raised for each in found])
+
+    def check_value_semantics(self, dtypes: tuple[torch.dtype, ...], gradients: bool) -> None:
+        """The edges eager defines that no value domain holds (harness/checks/value_semantics.py:
+        exact halves, crossed bounds, fully masked rows, float8's range, unsigned integers, an
+        embedding's options), in ``dtypes``, compiled together."""
+        if self.dtype != torch.float32:
+            self.skipTest("the value-semantics tests choose their own dtypes: they run in the float32 classes")
+        found = value_semantics.check(self.counter, dtypes, gradients=gradients, testcase=self)
+        accepted = self.accepted_value_differences()
+        kept = [each for each in found if not any(entry.accepts(each.op, each.domain) for entry in accepted)]
+        if kept:
+            failure = OpCheckFailure("; ".join(map(str, kept)))
+            raise capabilities.attach_caught(failure, [each.raised for each in kept])
+
+    def test_value_semantics(self):
+        """Each value semantics in float32, forward and backward, and in uint32."""
+        self.check_value_semantics(value_semantics.WITH_GRADIENTS, gradients=True)
+
+    def test_value_semantics_in_other_dtypes(self):
+        """Each value semantics in float64, float16, bfloat16, uint16 and uint64, forward only."""
+        self.check_value_semantics(value_semantics.OTHER_DTYPES, gradients=False)
 
     def check_ops_on_value_domains(self, dtype: torch.dtype, subnormals: bool) -> None:
         """The ops the tier gives ``dtype`` (value_domain_ops), each on one sample in that

@@ -413,6 +413,125 @@ def _accumulates(site: Site) -> bool:
     return site.name in ("scatter_add", "index_add")
 
 
+# -- faults of value semantics (harness/checks/value_semantics.py) --------------------------------
+
+
+def _round_half_away(site: Site) -> Apply:
+    """Ties rounded away from zero (C's round), not to even: 0.5 -> 1, 2.5 -> 3, -0.5 -> -1."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        x = args[0]
+        decimals = args[1] if len(args) > 1 else kwargs.get("decimals", 0)
+        scale = 10.0 ** decimals
+        return (torch.sign(x) * torch.floor(x.abs() * scale + 0.5) / scale).to(result.dtype)
+
+    return apply
+
+
+def _clamp_max_first(site: Site) -> Apply:
+    """The upper bound applied first, then the lower: where min is above max, min wins."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        x = args[0]
+        low = args[1] if len(args) > 1 else kwargs.get("min")
+        high = args[2] if len(args) > 2 else kwargs.get("max")
+        if low is None or high is None:
+            return result
+        return torch.clamp(torch.clamp(x, max=high), min=low)
+
+    return apply
+
+
+def _masked_row_zeros(site: Site) -> Apply:
+    """A softmax's row that is -inf everywhere comes out zeros (a kernel guarding its
+    maximum), not NaN."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        x, dim = args[0], args[1] if len(args) > 1 else kwargs.get("dim", -1)
+        masked = (x == -math.inf).all(dim, keepdim=True)
+        return result.masked_fill(masked, 0.0)
+
+    return apply
+
+
+def _attention_masked_row_nan(site: Site) -> Apply:
+    """An attention row whose mask is -inf (or False) everywhere comes out NaN (a plain
+    softmax over its scores), not eager's zeros."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        mask = kwargs.get("attn_mask")
+        if mask is None or not isinstance(result, (tuple, list)):
+            return result
+        masked = (~mask).all(-1) if mask.dtype == torch.bool else (mask == -math.inf).all(-1)
+        out = result[0]
+        masked = masked.expand(out.shape[:-1]).unsqueeze(-1)
+        return type(result)([out.masked_fill(masked, math.nan), *result[1:]])
+
+    return apply
+
+
+def _float8_unsaturated(site: Site) -> Apply:
+    """A conversion to float8 past its range not saturating as eager's does: float8_e4m3fn
+    gives NaN there (eager: +-448, infinities included), float8_e5m2 its largest finite
+    number (eager: infinity)."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        source = args[0]
+        if not isinstance(result, torch.Tensor) or source.dtype.itemsize == 1:
+            return result
+        largest = torch.finfo(result.dtype).max
+        past = source.abs().double() > largest
+        if result.dtype == torch.float8_e4m3fn:
+            wrong = torch.full_like(result.float(), math.nan)
+        else:
+            wrong = torch.sign(source.double()).float() * largest
+        return torch.where(past, wrong.to(result.dtype), result)
+
+    return apply
+
+
+_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+def _unsigned_as_signed(site: Site) -> Apply:
+    """An unsigned 16-, 32- or 64-bit kernel computing on the signed type of its width: the
+    same bits, read as signed."""
+    def signed(leaf: Any) -> Any:
+        if isinstance(leaf, torch.Tensor) and leaf.dtype in _SIGNED:
+            return leaf.view(_SIGNED[leaf.dtype])
+        return _SIGNED.get(leaf, leaf) if isinstance(leaf, torch.dtype) else leaf
+
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        wrong = _recompute(site, *pytree.tree_map(signed, (args, kwargs)))
+        right, wrong_leaves = pytree.tree_leaves(result), pytree.tree_leaves(wrong)
+        back = [w.view(r.dtype) if isinstance(w, torch.Tensor) and r.dtype in _SIGNED and w.dtype == _SIGNED[r.dtype]
+                else w for r, w in zip(right, wrong_leaves)]
+        return pytree.tree_unflatten(back, pytree.tree_structure(result))
+
+    return apply
+
+
+def _padding_row_gradient(site: Site) -> Apply:
+    """An embedding's backward that gives the padding row its gradient as any other."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        changed = list(args)
+        if len(changed) > 3:
+            changed[3] = -1
+        return _recompute(site, tuple(changed), {**kwargs, **({"padding_idx": -1} if "padding_idx" in kwargs else {})})
+
+    return apply
+
+
+def _max_norm_skipped(site: Site) -> Apply:
+    """max_norm not applied: the rows keep their norms."""
+    return lambda result, args, kwargs: args[0].clone()
+
+
+def _converts_to_float8(site: Site) -> bool:
+    return site.node is not None and bool(site.outputs) and site.outputs[0].dtype.startswith("float8") and \
+        bool(site.tensors) and not site.tensors[0].dtype.startswith("float8")
+
+
+def _reads_wide_unsigned(site: Site) -> bool:
+    return site.node is not None and not site.is_view and any(
+        meta.dtype in ("uint16", "uint32", "uint64") for meta in (*site.tensors, *site.outputs))
+
+
 # -- the faults ------------------------------------------------------------------------------------
 
 _INTEGERS = ("int64", "int32", "int16", "int8", "uint8")
@@ -498,6 +617,31 @@ FAULTS: dict[str, Fault] = {fault.name: fault for fault in (
     Fault("index_clamped", "an index past the end is clamped to the last place instead of raising",
           ("index-out-of-range",), lambda site: _computes(site) and _index_positions(site),
           _indices_changed(lambda indices, length: indices.clamp(-length, length - 1))),
+    # Value semantics (harness/checks/value_semantics.py): each fault changes a result only on
+    # its edge, so every condition it is paired with reads "on the edge" at run time or names it.
+    Fault("round_half_away", "round sends exact halves away from zero, not to the even neighbour",
+          ("exact-halves", "float32"), lambda site: _computes(site) and site.name == "round", _round_half_away),
+    Fault("clamp_max_first", "clamp applies its upper bound, then its lower: min wins where the bounds cross",
+          ("float32", "scalar-operand", "later-call"), lambda site: _computes(site) and site.name == "clamp",
+          _clamp_max_first),
+    Fault("masked_row_zeros", "a softmax row that is -inf everywhere comes out zeros, not NaN",
+          ("fully-masked-row", "infinity"),
+          lambda site: _computes(site) and site.name in ("_softmax", "_log_softmax", "softmax", "log_softmax"),
+          _masked_row_zeros),
+    Fault("attention_masked_row_nan", "an attention row masked everywhere comes out NaN, not zeros",
+          ("fully-masked-row", "float32"),
+          lambda site: _computes(site) and site.name.startswith("_scaled_dot_product") and "backward" not in site.name,
+          _attention_masked_row_nan),
+    Fault("float8_unsaturated", "a conversion to float8 past its range does not saturate as eager's (NaN for "
+          "e4m3fn, the largest number for e5m2)", ("float8", "large-values", "infinity"), _converts_to_float8,
+          _float8_unsaturated),
+    Fault("unsigned_as_signed", "a uint16/uint32/uint64 kernel computes on the signed type of its width",
+          ("wide-unsigned",), _reads_wide_unsigned, _unsigned_as_signed),
+    Fault("padding_row_gradient", "an embedding's padding row gets a gradient", ("padding-index", "backward"),
+          lambda site: site.node is not None and site.name == "embedding_dense_backward", _padding_row_gradient,
+          graphs="backward"),
+    Fault("max_norm_skipped", "an embedding's max_norm does not renormalize the rows it reads", ("max-norm",),
+          lambda site: site.node is not None and site.name == "embedding_renorm", _max_norm_skipped),
     Fault("negative_index_zero", "a negative index is read as 0 instead of counting from the end",
           ("negative-indices",), lambda site: _computes(site) and _index_positions(site),
           _indices_changed(lambda indices, length: indices.clamp(min=0))),
@@ -542,6 +686,8 @@ def _same(tensor: torch.Tensor, value: torch.Tensor) -> bool:
     """Equal, NaN to NaN, infinities and the sign of zero kept."""
     if tensor.is_complex():
         tensor, value = torch.view_as_real(tensor), torch.view_as_real(value)
+    if tensor.dtype.is_floating_point and tensor.element_size() == 1:  # float8: float32 holds it exactly
+        tensor, value = tensor.float(), value.float()
     if tensor.dtype.is_floating_point:
         def numbers(values: torch.Tensor) -> torch.Tensor:
             return torch.nan_to_num(values, nan=0.0, posinf=math.inf, neginf=-math.inf)
