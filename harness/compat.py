@@ -325,8 +325,10 @@ def is_op_overload_packet(target: Any) -> bool:
     return isinstance(target, torch._ops.OpOverloadPacket)
 
 
-# Operators are values whose identity is all there is to them (harness/checks/observations/python_world.py).
-OPERATOR_TYPES = (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
+def operator_types() -> tuple[type, ...]:
+    """The types of operators: values whose identity is all there is to them
+    (harness/checks/observations/python_world.py)."""
+    return (torch._ops.OpOverload, torch._ops.OpOverloadPacket)
 
 
 def is_compiled_module(value: Any) -> bool:

@@ -36,6 +36,7 @@ from harness.checks.clauses import (
     MUTATIONS_ONCE, NON_CONTIGUOUS, OPTIONS, RANDOM_OPERATORS, RANDOM_OPS, REAL_MODELS, RNG_STREAM, RUNS, RUNS_ITSELF,
     STATE_AFTER, STRIDES_AND_ALIASING, SUBCLASSES, SUBNORMALS, VALUE_DOMAINS, VALUES, COMPUTE_PROGRAMS,
     STATE_BETWEEN_CALLS, TRAINING_LOOP, MODULE_STATE, REFUSAL, REFERENCE_INPUTS, CUSTOM_OPERATORS, ERRORS_RAISED,
+    PYTHON_WORLD, CALLERS,
 )
 from harness.checks.clauses import CLAUSES as ALL_CLAUSES
 
@@ -75,6 +76,14 @@ PICKS = (
     Pick(f"{CONTRACT}.GlobalStateContractTests.test_deterministic_code_leaves_the_rng_stream_alone",
          (RNG_STREAM, STATE_AFTER)),
     Pick(f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls", (CALL_INDEPENDENCE,)),
+    # Gradients kept per micro-batch: a runtime handing out the same gradient buffers each pass.
+    Pick(f"{CONTRACT}.CallIndependenceTests.test_gradients_kept_per_micro_batch", (CALL_INDEPENDENCE,)),
+    # A side effect Dynamo replays, seen by the Python world every call is watched for.
+    Pick(f"{CONTRACT}.PythonSideEffectTests.test_dict_set_del_pop", (PYTHON_WORLD,)),
+    # Callers from a pool of threads (a runtime staging results in one shared buffer), and
+    # inside saved-tensor hooks (a runtime saving through hooks of its own).
+    Pick(f"{CONTRACT}.CallerTests.test_calls_from_a_pool_of_threads", (CALLERS,)),
+    Pick(f"{CONTRACT}.CallerTests.test_call_inside_saved_tensor_hooks", (CALLERS,)),
     Pick(f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile", (CHANGING_INPUTS,)),
     # The values real data has: ties, repeated indices, past 2^16 elements (NaN and inf: the
     # pick above).

@@ -84,7 +84,9 @@ class CrashAndHangTests(TempDirTestCase):
 
     def test_passing_test_carries_dynamo_metrics(self):
         metrics = self.results[f"{FAMILY}.test_backwards"]["metrics"]
-        self.assertEqual(set(metrics), {"frames", "graphs", "graph_breaks", "recompiles", "compile_s"})
+        # Dynamo's, and the Python world observation's (its tape is a list the calls append to).
+        self.assertEqual({name for name in metrics if not name.startswith("python_world_")},
+                         {"frames", "graphs", "graph_breaks", "recompiles", "compile_s"})
         self.assertGreaterEqual(metrics["graphs"], 1)
         self.assertGreater(metrics["compile_s"], 0)
 
