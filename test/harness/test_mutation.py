@@ -19,8 +19,10 @@ from harness.axes.backends import resolve_backend
 from harness.features import catalogue
 from test.harness.mutation import faults, mutants, probes
 
-# Its own seconds (test/harness/budgets.py): 12 s measured 2026-12-02.
-TIME_BUDGET_S = 40
+# Its own seconds (test/harness/budgets.py): 12 s measured 2026-12-02; 49-51 s on 2026-12-06 in
+# the whole self-test run, with issue 66's probes (threads, results kept, a tensor hook, eight
+# value semantics).
+TIME_BUDGET_S = 60
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation_score.py"
 PROBES = {probe.name: probe for probe in probes.PROBES}
