@@ -485,9 +485,10 @@ class CallIndependenceTests(ContractCase):
         kept = []
         for batch in range(3):
             x = torch.randn(5, 4)
-            kept.append(torch.autograd.grad(compiled(x, w, b), (w, b)))
-            assert_close(self, torch.autograd.grad(loss(x, w, b), (w, b)), kept[-1],
-                         what=f"micro-batch {batch}'s gradients")
+            value, expected = compiled(x, w, b), loss(x, w, b)
+            kept.append(torch.autograd.grad(value, (w, b)))
+            assert_close(self, [expected, *torch.autograd.grad(expected, (w, b))], [value, *kept[-1]],
+                         what=f"micro-batch {batch}'s loss and gradients")
 
     def test_per_sample_gradients(self):
         # One backward pass per sample through a compiled module, each sample's gradients kept.
@@ -511,11 +512,12 @@ class CallIndependenceTests(ContractCase):
         for step in range(3):
             x = torch.randn(5, 4, requires_grad=True)
             x_eager = x.detach().clone().requires_grad_()
-            compiled(x).sum().backward()
-            reference(x_eager).sum().backward()
+            out, expected = compiled(x), reference(x_eager)
+            out.sum().backward()
+            expected.sum().backward()
             grads = [x.grad, *(p.grad for p in model.parameters())]
-            assert_close(self, [x_eager.grad, *(p.grad for p in reference.parameters())], grads,
-                         what=f"step {step}'s .grad")
+            assert_close(self, [expected, x_eager.grad, *(p.grad for p in reference.parameters())],
+                         [out, *grads], what=f"step {step}'s output and .grad")
             kept.append(grads)
             model.zero_grad(set_to_none=True)
             reference.zero_grad(set_to_none=True)

@@ -42,6 +42,9 @@ class PerfTests(BackendTestCase):
     """``test_<model>_eval``, ``test_<model>_train`` and ``test_graph_<name>``."""
 
     perf: dict[str, Any] | None = None
+    # Its calls are timed and their memory weighed: an observation's eager runs and copies
+    # would be measured with them.
+    calls_watched = False
 
     def measure(self, step: Callable[..., Any], *args: Any, tolerance: dict = CHECK_TOLERANCE) -> None:
         """Compile ``step``, check it once against eager, then time and weigh both."""

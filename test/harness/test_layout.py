@@ -185,6 +185,18 @@ class LayeringTests(unittest.TestCase):
         folders = {path.parent for path in HARNESS.rglob("*.py")}
         self.assertEqual({folder for room in ROOMS for folder in folders_of(room)}, folders)
 
+    def test_every_package_of_the_library_is_installed(self) -> None:
+        # setup.cfg names its packages one by one: a new folder left out installs a wheel that
+        # cannot import it (test/proofs/test_installed_package.py finds that, minutes later).
+        import configparser
+
+        config = configparser.ConfigParser()
+        config.read(HARNESS.parent / "setup.cfg")
+        listed = set(config["options"]["packages"].split())
+        found = {".".join(path.parent.relative_to(HARNESS.parent).parts) for path in HARNESS.rglob("__init__.py")
+                 if "_bundled" not in path.parts}
+        self.assertEqual(found - listed, set(), "a package of harness/ that setup.cfg's packages leave out")
+
     def test_no_room_holds_more_than_a_dozen_modules(self) -> None:
         for folder in [folder for room in ROOMS for folder in folders_of(room)]:
             with self.subTest(folder=str(folder.relative_to(HARNESS))):

@@ -120,6 +120,18 @@ class PythonWorldTests(unittest.TestCase):
         self.assertEqual(watcher.observed, 0)
         self.assertEqual(sum(watcher.unobserved.values()), 1, watcher.unobserved)
 
+    def test_a_tensor_value_only_the_world_shows_is_reported_after_the_scenario_s_own_checks(self):
+        kept = []
+
+        def fn(x):
+            kept.append(x * 2)
+            return x
+
+        message, watcher = _watch(fn, lambda x: (kept.append(x * 3), x)[1], torch.ones(2))
+        self.assertIsNone(message)  # not during the call: the scenario's own comparison comes first
+        with self.assertRaisesRegex(AssertionError, r"closure 'kept'\[0\]"):
+            watcher.finish()
+
     def test_an_eager_run_reaching_past_the_copy_is_undone_and_not_judged(self):
         shared = _Shared()
 

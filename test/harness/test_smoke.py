@@ -58,8 +58,7 @@ CAUGHT_OUTSIDE_FAULTS = {
     "loses_negative_zero": "test_op_sweep.OpSweepTests.test_subnormals_float32",
     "integers_through_float32": "test_op_sweep.OpSweepTests.test_values_int64",
     "saturates_8_bit": "test_op_sweep.OpSweepTests.test_values_int8",
-    # test_caller_faults: each fails the CallerTests test of its way of calling.
-    "stages_results_in_a_shared_buffer": "test_backend_contract.CallerTests.test_calls_from_a_pool_of_threads",
+    # test_caller_faults: it fails the CallerTests test of its way of calling.
     "ignores_saved_tensor_hooks": "test_backend_contract.CallerTests.test_call_inside_saved_tensor_hooks",
     "drops_imaginary_parts": "test_op_sweep.OpSweepTests.test_values_complex64",
     # test_real_data_faults: each fails its kind of special value, and its ordinary twin passes.

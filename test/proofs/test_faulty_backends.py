@@ -106,6 +106,9 @@ FAULTS = (
     Fault("reuses_gradient_buffers", "independence across calls (gradients kept)", tuple(
         f"{CONTRACT}.CallIndependenceTests.test_{name}" for name in (
             "gradients_kept_per_micro_batch", "per_sample_gradients", "grad_taken_off_between_steps"))),
+    # One staging buffer shared by every call: right for one caller, wrong from a pool of threads.
+    Fault("stages_results_in_a_shared_buffer", "the ways callers call (threads)",
+          (f"{CONTRACT}.CallerTests.test_calls_from_a_pool_of_threads",)),
     Fault("memoizes_on_shapes", "independence across calls (stale results)", (
         f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
         f"{CONTRACT}.GradientContractTests.test_first_order_*")),

@@ -671,6 +671,12 @@ def _restore(value: Any, state: Any) -> None:
                     setattr(value, name, item)
 
 
+def _failure(index: int, said: list[tuple[str, str]]) -> str:
+    more = f" (and {len(said) - SHOWN} more)" if len(said) > SHOWN else ""
+    return (f"the Python world after compiled call #{index} differs from eager's: "
+            + "; ".join(message for _, message in said[:SHOWN]) + more)
+
+
 class PythonWorldWatcher(watched_calls.Watcher):
     def __init__(self, test: Any) -> None:
         super().__init__(test)
@@ -679,6 +685,7 @@ class PythonWorldWatcher(watched_calls.Watcher):
         self.unfaithful = 0  # paths the copy could not hold as they were
         self.unobserved: collections.Counter[str] = collections.Counter()
         self._pending: tuple | None = None
+        self._deferred: str | None = None  # the first call's tensor values that differ
         self._busy = False
 
     def before(self, call: watched_calls.Call) -> None:
@@ -752,15 +759,21 @@ class PythonWorldWatcher(watched_calls.Watcher):
         _, world, shadow, versions, drew, unfaithful = pending
         self.observed += 1
         self.unfaithful += len(unfaithful)
-        said = differences(self.test, describe(world.roots, world.index), describe(shadow.roots, shadow.index),
-                           versions=versions, values=not drew, ignored=unfaithful)
+        real, eager = describe(world.roots, world.index), describe(shadow.roots, shadow.index)
+        said = differences(self.test, real, eager, versions=versions, values=False, ignored=unfaithful)
         if said:
-            more = f" (and {len(said) - SHOWN} more)" if len(said) > SHOWN else ""
-            self.test.fail(f"the Python world after compiled call #{call.index} differs from eager's: "
-                           + "; ".join(message for _, message in said[:SHOWN]) + more)
+            self.test.fail(_failure(call.index, said))
+        # Tensors' values are what the scenario compares itself (its outputs, its inputs after
+        # the call, its model's parameters, by the judging fit for them): a value only the
+        # world shows (a tensor kept in a list, on an object) is reported once the scenario's
+        # own checks passed, so theirs speak first.
+        valued = differences(self.test, real, eager, versions=versions, values=not drew, ignored=unfaithful)
+        if valued and self._deferred is None:
+            self._deferred = _failure(call.index, valued)
 
     def finish(self) -> None:
         self._pending = None
+        deferred, self._deferred = self._deferred, None
         record = getattr(self.test, "record_metric", None)
         if record is not None:
             record("python_world_s", round(self.seconds, 4))
@@ -768,6 +781,8 @@ class PythonWorldWatcher(watched_calls.Watcher):
             record("python_world_observed", self.observed)
             record("python_world_unobserved", sum(self.unobserved.values()))
             record("python_world_unfaithful", self.unfaithful)
+        if deferred:
+            self.test.fail(deferred)
 
 
 WATCHER = PythonWorldWatcher
