@@ -189,6 +189,7 @@ GROUPED_UNDER = {
     "leaves_grad_disabled": clauses.STATE_AFTER,
     "reuses_output_buffers": clauses.CALL_INDEPENDENCE,
     "reuses_gradient_buffers": clauses.CALL_INDEPENDENCE,
+    "stages_results_in_a_shared_buffer": clauses.CALLERS,
     "runs_with_grad_enabled": clauses.CALLER_STATE,
     "caches_by_graph_code": clauses.CHANGING_INPUTS,
     "unwraps_subclasses": clauses.SUBCLASSES,
