@@ -19,7 +19,7 @@ from torch.utils import _pytree as pytree
 
 from harness import BackendTestCase, capabilities, compat, device, dtypes, for_each_backend, settings, variants
 from harness import OpCheckFailure, catalogue, op_check, opcheck, random_op_check, value_domains, value_semantics
-from harness import variants_called
+from harness import tiers, variants_called
 
 SWEEP_ENV = settings.OP_SWEEP
 TIERS = settings.OP_SWEEP_TIERS
@@ -345,6 +345,8 @@ class OpSweepTests(BackendTestCase):
         """Each value semantics in float32, forward and backward, and in uint32."""
         self.check_value_semantics(value_semantics.WITH_GRADIENTS, gradients=True)
 
+    @tiers.nightly("the same semantics in four more dtypes, forward only: test_value_semantics carries each "
+                   "of them in the default run (2-8 s more per backend, 20 s cold on inductor)")
     def test_value_semantics_in_other_dtypes(self):
         """Each value semantics in float64, float16, bfloat16, uint16 and uint64, forward only."""
         self.check_value_semantics(value_semantics.OTHER_DTYPES, gradients=False)

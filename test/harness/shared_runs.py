@@ -151,4 +151,4 @@ def fired_faults() -> list[str]:
 
 # The nightly tier: real models and distributed training, whose ranks are contained per test.
 NIGHTLY = SharedRun("--tier", "nightly", env={FIRED_LOG_ENV: str(_FAULT_LOG)}, label="NIGHTLY",
-                    budget_s=425)
+                    budget_s=570)  # +145 s: the value semantics' mutants (2026-12-06)

@@ -37,7 +37,8 @@ def _id(backend: str, test: str) -> str:
     return registry.test_id(f"test_op_sweep.OpSweepTests.{test}", backend=backend)
 
 
-RUN = shared_runs.DEFAULT.part(
+# The nightly run: test_value_semantics_in_other_dtypes is a nightly test.
+RUN = shared_runs.NIGHTLY.part(
     [*(mutants.spec(name) for name in CATCHES), CONTROL],
     [*(_id(name, test) for name in CATCHES for test in BOTH), *(_id(CONTROL, test) for test in BOTH)])
 
