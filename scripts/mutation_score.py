@@ -3,13 +3,16 @@
 kill matrix (test x mutant) as data.
 
     python scripts/mutation_score.py [--tier nightly|default [--as-backend NAME] [--tier-data FILE]] [--kills K]
-                                     [--mutants GLOB,...] [-k PATTERN] [-j N] [--report-dir DIR]
+                                     [--mutants GLOB,...] [--layer kernel|dynamo|aot_autograd]
+                                     [-k PATTERN] [-j N] [--report-dir DIR]
     python scripts/mutation_score.py --controls-only [-k PATTERN] [-j N] [--report-dir DIR]
     python scripts/mutation_score.py --list
 
 A mutant (test/harness/mutation/mutants.py) is a fault that fires only where a condition of
 the feature catalogue holds, as real backend bugs do (``wrong_row__broadcast_middle__s0``:
-an operand broadcast along a middle dimension read one place along it, in every kernel).
+an operand broadcast along a middle dimension read one place along it, in every kernel), or
+a regression of Dynamo or AOTAutograd that fires only where its piece is exercised
+(``drops_guard__tensor_match__s0``: no tensor guard, reached where one failed).
 
 1. Equivalence: a mutant that computes what the control computes on every probe that
    reaches it (test/harness/mutation/probes.py) is equivalent and not counted.
@@ -24,7 +27,9 @@ an operand broadcast along a middle dimension read one place along it, in every 
    it until then.
 
 The score is killed / non-equivalent, per group of conditions (shape, dtype, layout,
-values, graph, call, module) and in all. Writes mutation_score.json into --report-dir
+values, graph, call, module), per layer (the backend's kernels and runtime; Dynamo and
+AOTAutograd, whose mutants are patches of torch: test/harness/mutation/stack_faults.py) and
+in all. Writes mutation_score.json into --report-dir
 (default reports/mutation): every mutant (equivalent or not, killers, the tests in which it
 fired and survived), every test (control outcome, seconds, what it covered, the ATen
 operators it called and the conditions each met, what it killed), and the matrix;
@@ -56,12 +61,15 @@ sys.path.insert(0, str(ROOT))
 
 from harness.features import catalogue  # noqa: E402
 from harness.report.results import write_atomic  # noqa: E402
-from test.harness.mutation import faults  # noqa: E402
+from test.harness.mutation import faults, stack_faults  # noqa: E402
 from test.harness.mutation import mutants as mutant_catalogue  # noqa: E402
 from test.harness.mutation.worker import LOG_ENV  # noqa: E402
 
 SWITCH_SPEC = mutant_catalogue.spec(mutant_catalogue.SWITCH)
 KILLING = frozenset({"fail", "error", "xpass", "timeout", "crash"})
+# The kernel mutants' groups of conditions, then the compile stack's layers (each its own group).
+GROUP_ORDER = (*catalogue.GROUPS, *stack_faults.LAYERS)
+LAYER_ORDER = ("kernel", *stack_faults.LAYERS)
 SHOWN = 12
 WEAK = 3
 
@@ -87,6 +95,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         help="stop running a mutant once K tests killed it (0: run every test that reaches it)")
     parser.add_argument("--mutants", default="", metavar="GLOBS",
                         help="only the mutants matching these comma-separated globs (default: all)")
+    parser.add_argument("--layer", dest="layers", action="append", default=[], choices=LAYER_ORDER,
+                        help="only the mutants of this layer (repeatable; default: every layer)")
     parser.add_argument("-k", dest="patterns", action="append", default=[], metavar="PATTERN",
                         help="only the tests whose id contains PATTERN (repeatable)")
     parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="worker processes")
@@ -99,9 +109,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         parser.error("--kills must be 0 or more and -j 1 or more")
     globs = [glob.strip() for glob in args.mutants.split(",") if glob.strip()]
     args.selected = [] if args.controls_only else [
-        name for name in mutant_catalogue.MUTANTS if not globs or any(fnmatch.fnmatchcase(name, glob) for glob in globs)]
+        name for name, spec in mutant_catalogue.MUTANTS.items()
+        if (not globs or any(fnmatch.fnmatchcase(name, glob) for glob in globs))
+        and (not args.layers or spec.layer in args.layers)]
     if not args.selected and not args.controls_only:
-        parser.error(f"--mutants {args.mutants!r} matches no mutant (python scripts/mutation_score.py --list)")
+        parser.error(f"--mutants {args.mutants!r} (--layer {args.layers}) matches no mutant (python scripts/mutation_score.py --list)")
     return args
 
 
@@ -360,6 +372,7 @@ def report(args: argparse.Namespace, differs: dict[str, str | None], measured: d
     for name in args.selected:
         spec = mutant_catalogue.MUTANTS[name]
         mutants.append({"name": name, "fault": spec.fault, "condition": spec.condition, "group": spec.group,
+                        "layer": spec.layer,
                         "seed": spec.seed, "means": spec.means, "equivalent": differs[name] is None,
                         "differs_on": differs[name], "killed": bool(killers[name]), "killers": killers[name],
                         "fired_and_survived_in": fired_in[name]})
@@ -372,6 +385,13 @@ def report(args: argparse.Namespace, differs: dict[str, str | None], measured: d
         counts["killed"] += entry["killed"]
     counted = [entry for entry in mutants if not entry["equivalent"]]
     killed = sum(entry["killed"] for entry in counted)
+    layers: dict[str, dict[str, Any]] = {}
+    for entry in counted:
+        counts = layers.setdefault(entry["layer"], {"non_equivalent": 0, "killed": 0})
+        counts["non_equivalent"] += 1
+        counts["killed"] += entry["killed"]
+    for counts in layers.values():
+        counts["ratio"] = counts["killed"] / counts["non_equivalent"]
     index = {name: position for position, name in enumerate(args.selected)}
     test_ids = sorted(tests)
     return {
@@ -380,8 +400,9 @@ def report(args: argparse.Namespace, differs: dict[str, str | None], measured: d
         "score": {"killed": killed, "non_equivalent": len(counted), "equivalent": len(mutants) - len(counted),
                   "ratio": killed / len(counted) if counted else None,
                   "groups": {group: {**counts, "ratio": counts["killed"] / counts["non_equivalent"]}
-                             for group, counts in sorted(groups.items(),
-                                                         key=lambda item: catalogue.GROUPS.index(item[0]))}},
+                             for group, counts in sorted(groups.items(), key=lambda item: GROUP_ORDER.index(item[0]))},
+                  # Whose faults: the backend's kernels and runtime, Dynamo's, AOTAutograd's.
+                  "layers": {layer: layers[layer] for layer in LAYER_ORDER if layer in layers}},
         "survivors": [entry["name"] for entry in counted if not entry["killed"]],
         "mutants": mutants,
         "tests": [{"id": test, **{key: value for key, value in tests[test].items() if key != "reached"},
@@ -398,6 +419,9 @@ def _print(result: dict[str, Any]) -> None:
     print(f"\n{'group':<8} {'mutants':>8} {'killed':>7} {'score':>7}")
     for group, counts in score["groups"].items():
         print(f"{group:<8} {counts['non_equivalent']:>8} {counts['killed']:>7} {100 * counts['ratio']:>6.1f}%")
+    print(f"\n{'layer':<13} {'mutants':>8} {'killed':>7} {'score':>7}")
+    for layer, counts in score["layers"].items():
+        print(f"{layer:<13} {counts['non_equivalent']:>8} {counts['killed']:>7} {100 * counts['ratio']:>6.1f}%")
     ratio = score["ratio"]
     print(f"{'all':<8} {score['non_equivalent']:>8} {score['killed']:>7} "
           f"{100 * ratio if ratio is not None else 0:>6.1f}%   ({score['equivalent']} equivalent, not counted)")

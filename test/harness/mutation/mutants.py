@@ -50,7 +50,7 @@ from harness.features import catalogue
 from harness.features import recorder
 from harness.features.recorder import holds
 from harness.features.views import BackwardView, CallView, argument_variants, graph_view, integer_values, plain_values
-from test.harness.mutation import faults
+from test.harness.mutation import faults, stack_faults
 
 CONTROL = "unmutated"
 SWITCH = "switch"
@@ -70,11 +70,24 @@ class MutantSpec:
         return f"{self.fault}__{self.condition.replace('-', '_')}__s{self.seed}"
 
     @property
+    def stack(self) -> stack_faults.StackFault | None:
+        """The patch of Dynamo or AOTAutograd this mutant is (None: a backend's fault)."""
+        return stack_faults.FAULTS.get(self.name)
+
+    @property
     def group(self) -> str:
-        return catalogue.CATALOGUE[self.condition].group
+        return self.stack.layer if self.stack else catalogue.CATALOGUE[self.condition].group
+
+    @property
+    def layer(self) -> str:
+        """Whose fault it stands for: the backend's kernels and runtime ("kernel"), "dynamo" or
+        "aot_autograd"."""
+        return self.stack.layer if self.stack else "kernel"
 
     @property
     def means(self) -> str:
+        if self.stack:
+            return f"{self.stack.means}, where the control met it"
         fault = faults.FAULTS.get(self.fault) or faults.CALL_FAULTS.get(self.fault) or faults.GRAPH_FAULTS[self.fault]
         scope = "in every kernel" if self.seed == 0 else f"in about half of the kernels (seed {self.seed})"
         if self.fault in faults.GRAPH_FAULTS:
@@ -87,6 +100,7 @@ def _specs() -> list[MutantSpec]:
              for condition in fault.conditions for seed in SEEDS]
     found += [MutantSpec(name, condition, 0) for name, fault in {**faults.CALL_FAULTS, **faults.GRAPH_FAULTS}.items()
               for condition in fault.conditions]
+    found += [MutantSpec(fault.fault, fault.piece, 0) for fault in stack_faults.FAULTS.values()]
     return found
 
 
@@ -514,8 +528,12 @@ def mutant(name: str) -> Mutant:
         if name == CONTROL:
             _BACKENDS[name] = Mutant(name, None)
         elif name == SWITCH:
+            _install_stack_faults()
             _BACKENDS[name] = Mutant(name, None, switch=True)
         elif name in MUTANTS:
+            if MUTANTS[name].stack:  # a patched torch for the whole run: it compiles as the control
+                _install_stack_faults()
+                stack_faults.activate(name)
             _BACKENDS[name] = Mutant(name, MUTANTS[name])
         else:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r} (mutants are named "
@@ -523,12 +541,19 @@ def mutant(name: str) -> Mutant:
     return _BACKENDS[name]
 
 
+def _install_stack_faults() -> None:
+    stack_faults.install(reach=_REACHED.add, fire=_log_fired)
+
+
 def use(name: str | None) -> None:
     """Make ``switch`` the mutant ``name`` (None: the control, recording what it reaches)."""
-    mutant(SWITCH).spec = MUTANTS[name] if name is not None else None
+    spec = MUTANTS[name] if name is not None else None
+    mutant(SWITCH).spec = spec
+    stack_faults.activate(name if spec is not None and spec.stack else None, recording=spec is None)
 
 
 def start_test() -> None:
+    stack_faults.start_test()
     _FIRED.clear()
     _REACHED.clear()
     _KERNELS.clear()

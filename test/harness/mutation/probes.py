@@ -31,6 +31,8 @@ import torch
 import torch.nn.functional as F
 import torch.utils._pytree as pytree
 
+from test.harness.mutation import stack_probes
+
 Inputs = Callable[[torch.Generator], list[Any]]
 
 
@@ -45,6 +47,9 @@ class Probe:
     seeded: bool = False  # reseed torch's generator before each call (random operators)
     threads: int = 0  # each call made from this many threads at once, each on inputs of its own
     keeps: bool = False  # each call's outputs and gradients kept, and compared again after the last call
+    # A probe of the compile stack (test/harness/mutation/stack_probes.py): ``script(backend)``
+    # compiles and calls its own programs and returns what a caller sees; the fields above unused.
+    script: Callable[[Callable], list[Any]] | None = None
 
 
 def _normal(*sizes: int, grad: bool = False, dtype: torch.dtype = torch.float32) -> Callable:
@@ -247,6 +252,8 @@ PROBES = (
     Probe("norms", lambda x: F.layer_norm(x, (4,)) * 2 + F.softmax(x, -1), _inputs(SQUARE_GRAD)),
     Probe("kept_results", lambda x, w: ((x @ w).tanh(), (x * 2).sum(0)), _inputs(_normal(3, 4), _normal(4, 2, grad=True)),
           keeps=True),
+    # -- the compile stack --------------------------------------------------------------------
+    *(Probe(name, None, _inputs(), script=script) for name, script in stack_probes.SCRIPTS.items()),
 )
 
 
@@ -294,8 +301,15 @@ _SEEDS = (0, 1, 0)
 
 
 def run(probe: Probe, backend: Callable) -> Outcome:
-    """The probe's three calls through ``backend``, compiled once."""
+    """The probe's three calls through ``backend``, compiled once (a script: its own calls)."""
     torch._dynamo.reset()
+    if probe.script is not None:
+        try:
+            found = probe.script(backend)
+        except Exception as error:  # noqa: BLE001 -- a raised error is part of what is compared
+            found = [("raised", type(error).__name__)]
+        torch._dynamo.reset()
+        return Outcome(calls=[found])
     program = probe.module() if probe.module is not None else probe.fn
     compiled = torch.compile(program, backend=backend, fullgraph=probe.module is None, dynamic=False)
     outcome = Outcome()
