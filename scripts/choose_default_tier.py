@@ -10,8 +10,11 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
   mutants it killed, the features it covered, the ATen operators it called and the conditions
   each met, and the graphs it compiled; MORE_JSON: reports of some tests only (``-k``), whose
   tests replace the first's (a test written or changed since, measured without the hour the
-  whole matrix takes); a report of ``--controls-only`` replaces what tests cover, the kernels
-  they call and their seconds, and keeps their kills;
+  whole matrix takes) or of some layers only (``--layer dynamo``), whose tests replace the
+  first's and keep the kills of the mutants they did not run; a report of ``--controls-only``
+  replaces what tests cover, the kernels they call and their seconds, and keeps their kills.
+  The score is kept per layer (kernel, dynamo, aot_autograd): a whole-pool report's layers
+  replace the data's;
 * --base: data this script wrote before, in place of the whole matrix's report: what it
   holds of each test is where later reports start (the matrix's report is scratch; its kills
   live on in the data);
@@ -45,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from harness.report import problems  # noqa: E402
 from harness.report.results import ResultsError, from_json, write_atomic  # noqa: E402
 from harness.testcase import default_tier  # noqa: E402
+from test.harness.mutation import stack_faults  # noqa: E402
 
 SNAPSHOT = ROOT / "docs" / "scoreboard" / "2026-11-30" / "runs"
 
@@ -111,6 +115,18 @@ def _from_base(base: Any, path: Path) -> dict[str, dict[str, Any]]:
         _fail(f"--base {path}: not data this script wrote ({error!r} missing)")
 
 
+def _partial(report: Any) -> bool:
+    """Whether a report ran some tests only (-k): its score counts only the mutants they reached."""
+    return bool(report.get("patterns"))
+
+
+def _layers(report: Any) -> dict[str, dict[str, Any]]:
+    """Per layer, the mutants a whole-pool report counted and killed (one written before layers
+    were: all of them the kernel mutants)."""
+    score = report["score"]
+    return score.get("layers") or {"kernel": {key: score[key] for key in ("killed", "non_equivalent", "ratio")}}
+
+
 def one_way_flags(kernels: set[str]) -> list[str]:
     """``op: flag=value`` for each flag of an operator (harness.features.views.argument_variants)
     that the kernel conditions met hold one way only: the variant no test asks for."""
@@ -143,16 +159,26 @@ def main(argv: list[str]) -> int:
         if report.get("tier") != "nightly":
             _fail(f"{path} scores the {report.get('tier')} tier: the default tier is chosen from the nightly pool")
     measured = _from_base(base, args.base) if base is not None else {}
+    # The mutants the matrix counted, per layer: the data's (a layer it predates: the kernel
+    # mutants'), then each report's that ran a layer's every mutant over the whole pool.
+    layers = dict(base["mutation_score"].get("layers") or {"kernel": base["mutation_score"]["score"]}) \
+        if base is not None else {}
     for report in reports:
+        ran = {entry["name"] for entry in report.get("mutants", ())}
         for test in report["tests"]:
             scenario = _scenario(test["id"], "switch")
+            before = measured.get(scenario, {}).get("killed", [])
             if report.get("controls_only"):
-                test = {**test, "killed": measured.get(scenario, {}).get("killed", [])}
+                test = {**test, "killed": before}
+            else:  # the kills of the mutants this report did not run stay (a report of one layer)
+                test = {**test, "killed": sorted({*(name for name in before if name not in ran), *test["killed"]})}
             measured[scenario] = test
+        if not report.get("controls_only") and not _partial(report):
+            layers.update({layer: counts for layer, counts in _layers(report).items()})
     full = [report for report in reports if not report.get("controls_only")]
-    # The mutants the matrix counted: the whole pool's report's, else the data's (a -k
-    # report counts only those its tests reached).
-    score = base["mutation_score"]["score"] if base is not None else full[0]["score"]
+    if not layers:
+        layers = _layers(full[0])
+    score = {"non_equivalent": sum(counts["non_equivalent"] for counts in layers.values())}
     kills_per_mutant = full[0]["kills_per_mutant"] if full else base["mutation_score"]["kills_per_mutant"]
     shown = real_problems(args.real_runs)
     seconds: dict[str, dict[str, float]] = {}
@@ -177,13 +203,16 @@ def main(argv: list[str]) -> int:
                                "kernels": sorted(test.get("kernels") or ()),
                                "shows": sorted(shown.get(scenario, ())), "graphs": test.get("graphs", 0),
                                "seconds": recorded}
-    killed = len({name for entry in scenarios.values() for name in entry["kills"]})
+    killed = sum(counts["killed"] for counts in layers.values())
     score = {"killed": killed, "non_equivalent": score["non_equivalent"],
              "ratio": killed / score["non_equivalent"] if score["non_equivalent"] else 0.0}
     data = {"written": datetime.date.today().isoformat(),
             "command": "python scripts/choose_default_tier.py " + " ".join(argv),
             "mutation_score": {"tier": "nightly", "kills_per_mutant": kills_per_mutant,
-                               "score": {key: score[key] for key in ("killed", "non_equivalent", "ratio")}},
+                               "score": {key: score[key] for key in ("killed", "non_equivalent", "ratio")},
+                               "layers": layers},
+            # The mutants of Dynamo and AOTAutograd: every default tier keeps two killers of each.
+            "stack_mutants": sorted(stack_faults.FAULTS),
             "scenarios": dict(sorted(scenarios.items()))}
     write_atomic(args.out, json.dumps(data, indent=1) + "\n")
     default_tier.read.cache_clear()

@@ -395,7 +395,7 @@ def report(args: argparse.Namespace, differs: dict[str, str | None], measured: d
     index = {name: position for position, name in enumerate(args.selected)}
     test_ids = sorted(tests)
     return {
-        "tier": args.tier, "kills_per_mutant": args.kills, "controls_only": args.controls_only,
+        "tier": args.tier, "kills_per_mutant": args.kills, "controls_only": args.controls_only, "patterns": args.patterns,
         "wall_s": round(seconds, 1),
         "score": {"killed": killed, "non_equivalent": len(counted), "equivalent": len(mutants) - len(counted),
                   "ratio": killed / len(counted) if counted else None,

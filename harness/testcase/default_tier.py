@@ -10,7 +10,9 @@ graphs it compiled and its recorded seconds per backend. For a backend, the defa
 a greedy cover of all that: the test that adds the most new kills, conditions and problems
 per second of that backend's time first, until no test adds anything or the next would pass
 the budget: SHARE of what the scenarios the data names cost that backend (a fifth: the tail
-of the cover adds a kill or two per minute of compiling). For a backend without
+of the cover adds a kill or two per minute of compiling). Past it, each mutant of Dynamo and
+AOTAutograd the pool kills is kept by its REDUNDANCY cheapest killers: a regression of the
+layers the suite is about fails every default run twice. For a backend without
 recordings (a real backend: OpenVINO's and IREE-Turbine's problems were found so), every
 problem a real backend showed is kept in any case, by its cheapest test, on top of the budget;
 for eager, aot_eager and inductor such a problem counts as a kill does. Every other test of
@@ -78,6 +80,9 @@ class Entry:
     graphs: int
     seconds: dict[str, float]  # per recorded backend
     kernels: frozenset[str] = frozenset()  # "<operator>: <condition>" and "<operator>" its graphs met
+    # Its kills of mutants of Dynamo and AOTAutograd (the data's ``stack_mutants``): the layers
+    # the suite is about, each kept by REDUNDANCY tests of every default tier, past the budget.
+    stack_kills: frozenset[str] = frozenset()
 
     def elements(self) -> set[str]:
         return {*(f"kill {name}" for name in self.kills), *(f"covers {name}" for name in self.covers),
@@ -117,10 +122,11 @@ def read(path: str) -> dict[str, Entry]:
         return {}
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+        stack = frozenset(data.get("stack_mutants", ()))
         return {scenario: Entry(frozenset(entry.get("kills", ())), frozenset(entry.get("covers", ())),
                                 frozenset(entry.get("shows", ())), int(entry.get("graphs", 0)),
                                 {key: float(value) for key, value in entry.get("seconds", {}).items()},
-                                frozenset(entry.get("kernels", ())))
+                                frozenset(entry.get("kernels", ())), frozenset(entry.get("kills", ())) & stack)
                 for scenario, entry in data["scenarios"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise TierDataError(f"{path}: not a default-tier file ({error}); rewrite it with "
@@ -179,9 +185,17 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
             continue
         left.discard(scenario)
         take(scenario)
-    # Past the budget, a condition only tests the cover left out meet: its cheapest test (a
+    # Past the budget, a regression of Dynamo or AOTAutograd the pool catches: its cheapest
+    # killers until REDUNDANCY tests of the tier catch it (the mission's layers, whatever their
+    # price per kill), then a condition only tests the cover left out meet: its cheapest test (a
     # run that meets no index past the end cannot see validation lost). --budget keeps to itself.
     if complete:
+        for mutant in sorted({name for entry in entries.values() for name in entry.stack_kills}):
+            killers = sorted((scenario for scenario in left if mutant in entries[scenario].stack_kills),
+                             key=lambda scenario: (cost[scenario], scenario))
+            for scenario in killers[:max(0, REDUNDANCY - shown[f"kill {mutant}"])]:
+                left.discard(scenario)
+                take(scenario)
         for feature in sorted({feature for entry in entries.values() for feature in entry.covers} - {
                 feature for scenario in chosen for feature in entries[scenario].covers}):
             if not shown[f"covers {feature}"]:

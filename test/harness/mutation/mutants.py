@@ -429,6 +429,9 @@ class Mutant:
         self.__name__ = self.name = name
         self.spec = spec
         self.switch = switch
+        # A stack mutant standing alone: what Dynamo compiles for this backend is patched
+        # (stack_faults.fault_of finds it behind the wrappers); the switch is patched by ``use``.
+        self.stack_fault = spec.name if spec is not None and spec.stack and not switch else None
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable:
         from torch._dynamo.backends.debugging import aot_eager, boxed_nop
@@ -531,9 +534,8 @@ def mutant(name: str) -> Mutant:
             _install_stack_faults()
             _BACKENDS[name] = Mutant(name, None, switch=True)
         elif name in MUTANTS:
-            if MUTANTS[name].stack:  # a patched torch for the whole run: it compiles as the control
+            if MUTANTS[name].stack:  # torch patched for what is compiled for it; it compiles as the control
                 _install_stack_faults()
-                stack_faults.activate(name)
             _BACKENDS[name] = Mutant(name, MUTANTS[name])
         else:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r} (mutants are named "

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import re
 import threading
 from dataclasses import dataclass
@@ -139,7 +140,8 @@ _GUARDS: dict[Any, list[tuple[set[str], list[str], str, str]]] = {}
 
 
 def activate(name: str | None, recording: bool = False) -> None:
-    """Make ``name`` the stack mutant in use (None: none); ``recording``: the control runs."""
+    """Make ``name`` the stack mutant in use everywhere (None: none; the kill matrix's switch);
+    ``recording``: the control runs."""
     if name is not None and name not in FAULTS:
         raise KeyError(name)
     _STATE.active = name
@@ -150,8 +152,35 @@ def start_test() -> None:
     _GUARDS.clear()
 
 
+# A mutant used as a backend of its own (``--backend test.harness.mutation.mutants:<name>``)
+# misbehaves only in what is compiled for it: while Dynamo converts a frame for that backend,
+# and in the runtime wrappers and modules made for it, never for the other backends of a run.
+_SCOPE = threading.local()
+
+
+def _active() -> str | None:
+    """The stack mutant in force here: the one in use, else the backend's being compiled for."""
+    return _STATE.active or getattr(_SCOPE, "name", None)
+
+
 def _on(name: str) -> bool:
-    return _STATE.active == name
+    return _active() == name
+
+
+def fault_of(backend: Any) -> str | None:
+    """The stack mutant a backend is, through the wrappers around it (a counter, options, Dynamo's
+    own), or None."""
+    for _ in range(12):
+        if backend is None:
+            return None
+        name = getattr(backend, "stack_fault", None)
+        if isinstance(name, str):
+            return name
+        backend = next((found for attribute in ("_torchdynamo_orig_backend", "compiler_fn", "backend", "func", "__wrapped__")
+                        if (found := getattr(backend, attribute, None)) is not None), None)
+        if inspect.ismethod(backend) and backend.__name__ == "compiler_fn":  # the harness's Backend loads it
+            backend = backend()
+    return None
 
 
 def _reach(*names: str) -> None:
@@ -168,9 +197,28 @@ def install(reach: Callable[[str], None], fire: Callable[[str, str], None]) -> N
         if _STATE.installed:
             return
         _STATE.installed = True
-    for patch in (_guards, _recompiles, _automatic_dynamic, _fake_data_ptr, _side_effects, _tensor_hooks,
+    for patch in (_scope, _guards, _recompiles, _automatic_dynamic, _fake_data_ptr, _side_effects, _tensor_hooks,
                   _module_hooks, _runtime_epilogue, _saved_tensor_hooks):
         patch()
+
+
+def _scope() -> None:
+    from torch._dynamo import convert_frame
+
+    original = convert_frame.ConvertFrameAssert.__call__
+
+    def convert(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = fault_of(getattr(self, "_torchdynamo_orig_backend", None))
+        if name is None:
+            return original(self, *args, **kwargs)
+        before = getattr(_SCOPE, "name", None)
+        _SCOPE.name = name
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _SCOPE.name = before
+
+    convert_frame.ConvertFrameAssert.__call__ = convert
 
 
 # -- guards --------------------------------------------------------------------------------------------
@@ -237,7 +285,7 @@ def _guards() -> None:
         kind = guard.create_fn_name()
         code = getattr(builder, "f_code", None)
         pieces = _pieces(guard, kind, code)
-        active = _STATE.active
+        active = _active()
         if active in pieces and active.startswith("drops_guard"):
             _STATE.fire(active, f"no {kind} guard on {guard.name or 'global state'}")
             return None
@@ -384,7 +432,7 @@ def _side_effects() -> None:
         kinds = {var: _kind(self, var) for var in modified(self)
                  if _kind(self, var) != "attributes" or self.store_attr_mutations.get(var)}
         _reach(*(f"drops_side_effects__{kind}__s0" for kind in kinds.values() if kind))
-        active = _STATE.active or ""
+        active = _active() or ""
         if not active.startswith("drops_side_effects__"):
             return original(self, cg, *args, **kwargs)
         dropped = FAULTS[active].piece
@@ -431,7 +479,7 @@ def _module_hooks() -> None:
                       nn_module._global_forward_pre_hooks, nn_module._global_backward_hooks))
         if hooked:
             _reach(name)
-            if _on(name):
+            if _on(name) or fault_of(getattr(self.dynamo_ctx, "callback", None)) == name:
                 _STATE.fire(name, f"the hooks of {type(inner).__name__}")
                 return self.dynamo_ctx(inner.forward)(*args, **kwargs)
         return original(self, *args, **kwargs)
@@ -462,13 +510,15 @@ def _runtime_epilogue() -> None:
         return found
 
     def gated_mutations(apply: Callable, metadata: Any) -> Callable:
+        compiled_for = _active()
+
         def apply_mutations(orig_inputs: Any, updated_inputs: Any) -> Any:
             for piece in ("data", "metadata"):
                 name = f"drops_input_mutation__{piece}__s0"
                 found = mutations_of(metadata, piece)
                 if found:
                     _reach(name)
-                if found and _on(name):
+                if found and (_on(name) or compiled_for == name):
                     _STATE.fire(name, f"{len(found)} input {piece} mutation(s) not written back")
                     updated_inputs = list(updated_inputs)
                     for position, index in found:  # the input as it was: writing it back changes nothing
@@ -482,12 +532,13 @@ def _runtime_epilogue() -> None:
     def gated_aliases(replay: Callable, epilogue: Any) -> Callable:
         name = "copies_aliased_outputs__runtime__s0"
         aliased = [index for index, handler in enumerate(epilogue.output_handlers) if isinstance(handler, aliasing)]
+        compiled_for = _active()
 
         def replay_aliases(orig_inputs: Any, fw_outs: Any) -> Any:
             outputs = replay(orig_inputs, fw_outs)
             if aliased:
                 _reach(name)
-            if aliased and _on(name):
+            if aliased and (_on(name) or compiled_for == name):
                 _STATE.fire(name, f"{len(aliased)} aliased output(s) copied")
                 outputs = list(outputs)
                 for index in aliased:
@@ -529,11 +580,12 @@ def _saved_tensor_hooks() -> None:
 
     def create_runtime_wrapper(*args: Any, **kwargs: Any) -> Callable:
         wrapped = original(*args, **kwargs)
+        compiled_for = _active()
 
         def run(*call_args: Any, **call_kwargs: Any) -> Any:
             if torch.is_grad_enabled() and torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
                 _reach(name)
-                if _on(name):
+                if _on(name) or compiled_for == name:
                     _STATE.fire(name, "a call saved under hooks of its own")
                     with torch.autograd.graph.saved_tensors_hooks(keep, keep):
                         return wrapped(*call_args, **call_kwargs)
