@@ -31,6 +31,7 @@ TIME_BUDGET_S = 90
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mutation_score.py"
 CONTRACT = "test_backend_contract"
 SURFACE = "test_compile_surface"
+STATES = "test_state_changes.StateChangeTests"
 # Each mutant and a test that kills it (the kill matrix of 2026-12-02, nightly pool).
 KILLED_BY = {
     "wrong_row__broadcast_middle__s0": "test_op_sweep.OpSweepTests.test_reference_broadcasting",
@@ -66,6 +67,31 @@ KILLED_BY = {
     "reuse_gradients__later_call__s0": f"{CONTRACT}.CallIndependenceTests.test_gradients_kept_per_micro_batch",
     # A hook on an intermediate, written for issue 66 (measured on its own, -k, 2026-12-06).
     "drops_tensor_hooks__training__s0": "test_state_changes.StateChangeTests.test_intermediate_hook",
+    # The compile stack's mutants, patches of Dynamo and AOTAutograd (test/harness/mutation/
+    # stack_faults.py; the stack layers' matrix of 2026-12-06, `--layer dynamo --layer aot_autograd`).
+    "drops_guard__tensor_match__s0": f"{CONTRACT}.ChangingInputsTests.test_requires_grad_changes",
+    "drops_guard__duplicate_input__s0":
+        "test_aot_autograd.ArgDupeRecompileTests.test_duplicated_then_distinct_args_recompile_0_two_args",
+    "drops_guard__global_state__s0": f"{STATES}.test_grad_mode",
+    "drops_guards_on__defaults__s0": f"{STATES}.test_default_rebound",
+    "drops_guards_on__globals__s0": f"{STATES}.test_global_int",
+    "drops_guards_on__closure_cells__s0": f"{STATES}.test_dict_key_added",
+    "drops_guards_on__module_attributes__s0": f"{STATES}.test_module_flag",
+    "tensor_match_ignores__sizes__s0": f"{STATES}.test_buffer_grows",
+    "recompile_limit__one__s0": f"{STATES}.test_deterministic_algorithms",
+    "automatic_dynamic__forgets__s0":
+        f"{CONTRACT}.AutomaticDynamicTests.test_a_new_size_recompiles_once_with_symbolic_sizes_0_pointwise_and_reduction",
+    "fake_data_ptr__unchecked__s0": "test_aot_autograd.DataPtrTests.test_data_ptr_in_forward_rejected_0_graph_input",
+    "forgets_tensor_hooks__in_compiled_code__s0": f"{STATES}.test_input_hook",
+    "skips_module_hooks__compiled_modules__s0": f"{CONTRACT}.CallerTests.test_module_with_forward_and_backward_hooks",
+    "drops_side_effects__containers__s0": f"{CONTRACT}.PythonSideEffectTests.test_list_append",
+    "drops_side_effects__attributes__s0": f"{CONTRACT}.PythonSideEffectTests.test_attribute_set_on_existing_object",
+    "drops_side_effects__globals__s0": f"{CONTRACT}.PythonSideEffectTests.test_global_rebound",
+    "drops_side_effects__cells__s0": f"{CONTRACT}.PythonSideEffectTests.test_closure_cell_rebound",
+    "drops_input_mutation__data__s0": f"{CONTRACT}.SideEffectContractTests.test_mutation_of_non_leaf_requiring_grad",
+    "copies_aliased_outputs__runtime__s0": f"{CONTRACT}.OutputContractTests.test_outputs_that_are_views_of_inputs",
+    "forgets_grad_mode_change__inside__s0": "test_aot_autograd.GradModeMutationTests.test_grad_mode_disabled_inside_compiled_fn",
+    "hides_saved_tensors__caller_hooks__s0": f"{CONTRACT}.CallerTests.test_call_inside_saved_tensor_hooks",
 }
 
 
