@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 from harness.report import problems  # noqa: E402
 from harness.report.results import ResultsError, from_json, write_atomic  # noqa: E402
 from harness.testcase import default_tier  # noqa: E402
-from test.harness.mutation import stack_faults  # noqa: E402
+from test.harness.mutation import faults  # noqa: E402
+from test.harness.mutation import mutants as mutant_catalogue  # noqa: E402
 
 SNAPSHOT = ROOT / "docs" / "scoreboard" / "2026-11-30" / "runs"
 
@@ -211,8 +212,10 @@ def main(argv: list[str]) -> int:
             "mutation_score": {"tier": "nightly", "kills_per_mutant": kills_per_mutant,
                                "score": {key: score[key] for key in ("killed", "non_equivalent", "ratio")},
                                "layers": layers},
-            # The mutants of Dynamo and AOTAutograd: every default tier keeps two killers of each.
-            "stack_mutants": sorted(stack_faults.FAULTS),
+            # Every default tier keeps two killers of each: Dynamo's and AOTAutograd's mutants, and
+            # the backend's faults of whole calls (what every call is watched for).
+            "kept_mutants": sorted(name for name, spec in mutant_catalogue.MUTANTS.items()
+                                   if spec.stack or spec.fault in {*faults.CALL_FAULTS, *faults.GRAPH_FAULTS}),
             "scenarios": dict(sorted(scenarios.items()))}
     write_atomic(args.out, json.dumps(data, indent=1) + "\n")
     default_tier.read.cache_clear()

@@ -154,7 +154,8 @@ class DynamoTestCase(unittest.TestCase):
         scenario = self.expectation_key(self._testMethodName)
         backend = self.axis_value(registry.BACKEND) or registry.BACKEND_INDEPENDENT
         chosen_by_the_runner = settings.current().given(settings.TESTS_CHOSEN)
-        if tiers.current() == "default" and not chosen_by_the_runner and not default_tier.includes(scenario, backend):
+        if tiers.current() == "default" and not chosen_by_the_runner and not default_tier.includes(scenario, backend) \
+                and not default_tier.named_on_the_command_line(self.id()):
             self.skipTest(f"nightly tier ({default_tier.why(scenario, backend)}); run it with --tier nightly "
                           f"(under plain unittest: {tiers.TIER_ENV}=nightly)")
         compat.reset_dynamo()

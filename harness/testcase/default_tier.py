@@ -11,8 +11,9 @@ a greedy cover of all that: the test that adds the most new kills, conditions an
 per second of that backend's time first, until no test adds anything or the next would pass
 the budget: SHARE of what the scenarios the data names cost that backend (a fifth: the tail
 of the cover adds a kill or two per minute of compiling). Past it, each mutant of Dynamo and
-AOTAutograd the pool kills is kept by its REDUNDANCY cheapest killers: a regression of the
-layers the suite is about fails every default run twice. For a backend without
+AOTAutograd, and each of a backend's faults of whole calls (references kept, results reused or
+staged, writes lost, hooks dropped), the pool kills is kept by its REDUNDANCY cheapest killers:
+a regression of the layers the suite is about fails every default run twice. For a backend without
 recordings (a real backend: OpenVINO's and IREE-Turbine's problems were found so), every
 problem a real backend showed is kept in any case, by its cheapest test, on top of the budget;
 for eager, aot_eager and inductor such a problem counts as a kill does. Every other test of
@@ -25,7 +26,10 @@ A backend with no recordings of its own (any but eager, aot_eager and inductor) 
 test, aot_eager's seconds plus its graphs times ``--graph-seconds`` (DYNAMO_SUITE_GRAPH_SECONDS,
 default GRAPH_SECONDS).
 
-A test the file does not name (a new scenario, a project's own) is in the default tier.
+A test the file does not name (a new scenario, a project's own) is in the default tier, and so
+is a test whose module, class or id plain unittest was given (``python -m unittest
+test.dynamo.test_aot_autograd`` runs the module whole; ``run_tests.py`` runs what ``-k`` names
+by id).
 ``--tier-data FILE`` (DYNAMO_SUITE_TIER_DATA) chooses from other data; ``none`` from none: the
 default tier is then every scenario not marked nightly, as before a choice was made.
 Imports no torch.
@@ -37,6 +41,7 @@ import collections
 import functools
 import heapq
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,9 +85,10 @@ class Entry:
     graphs: int
     seconds: dict[str, float]  # per recorded backend
     kernels: frozenset[str] = frozenset()  # "<operator>: <condition>" and "<operator>" its graphs met
-    # Its kills of mutants of Dynamo and AOTAutograd (the data's ``stack_mutants``): the layers
-    # the suite is about, each kept by REDUNDANCY tests of every default tier, past the budget.
-    stack_kills: frozenset[str] = frozenset()
+    # Its kills of the mutants every default tier keeps REDUNDANCY killers of, past the budget
+    # (the data's ``kept_mutants``): Dynamo's and AOTAutograd's, the layers the suite is about,
+    # and the backend's faults of whole calls, which the observations of every call catch.
+    kept_kills: frozenset[str] = frozenset()
 
     def elements(self) -> set[str]:
         return {*(f"kill {name}" for name in self.kills), *(f"covers {name}" for name in self.covers),
@@ -122,11 +128,11 @@ def read(path: str) -> dict[str, Entry]:
         return {}
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        stack = frozenset(data.get("stack_mutants", ()))
+        kept = frozenset(data.get("kept_mutants", ()))
         return {scenario: Entry(frozenset(entry.get("kills", ())), frozenset(entry.get("covers", ())),
                                 frozenset(entry.get("shows", ())), int(entry.get("graphs", 0)),
                                 {key: float(value) for key, value in entry.get("seconds", {}).items()},
-                                frozenset(entry.get("kernels", ())), frozenset(entry.get("kills", ())) & stack)
+                                frozenset(entry.get("kernels", ())), frozenset(entry.get("kills", ())) & kept)
                 for scenario, entry in data["scenarios"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise TierDataError(f"{path}: not a default-tier file ({error}); rewrite it with "
@@ -185,13 +191,13 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
             continue
         left.discard(scenario)
         take(scenario)
-    # Past the budget, a regression of Dynamo or AOTAutograd the pool catches: its cheapest
-    # killers until REDUNDANCY tests of the tier catch it (the mission's layers, whatever their
-    # price per kill), then a condition only tests the cover left out meet: its cheapest test (a
+    # Past the budget, a kept mutant the pool kills (a regression of Dynamo or AOTAutograd, a
+    # backend's fault of whole calls): its cheapest killers until REDUNDANCY tests of the tier
+    # kill it, whatever their price per kill; then a condition only tests the cover left out meet: its cheapest test (a
     # run that meets no index past the end cannot see validation lost). --budget keeps to itself.
     if complete:
-        for mutant in sorted({name for entry in entries.values() for name in entry.stack_kills}):
-            killers = sorted((scenario for scenario in left if mutant in entries[scenario].stack_kills),
+        for mutant in sorted({name for entry in entries.values() for name in entry.kept_kills}):
+            killers = sorted((scenario for scenario in left if mutant in entries[scenario].kept_kills),
                              key=lambda scenario: (cost[scenario], scenario))
             for scenario in killers[:max(0, REDUNDANCY - shown[f"kill {mutant}"])]:
                 left.discard(scenario)
@@ -232,6 +238,28 @@ def graphs(scenario: str) -> int | None:
     """How many graphs ``scenario`` compiles, as the tier data recorded (None: not recorded)."""
     entry = load().get(scenario)
     return entry.graphs if entry is not None else None
+
+
+def named_on_the_command_line(test_id: str, argv: list[str] | None = None) -> bool:
+    """Whether plain unittest was given this test, its class or its module by name
+    (``python -m unittest test.dynamo.test_aot_autograd``, ``python test/dynamo/test_aot_autograd.py``):
+    what a user names runs whole, whatever the cover chose; ``discover`` names nothing."""
+    argv = sys.argv if argv is None else argv
+    names = list(argv[1:]) if argv and "unittest" in argv[0] else list(argv[:1])
+    if "discover" in names:  # what follows are folders and patterns to search, not tests
+        return False
+    for name in names:
+        if not name or name.startswith("-"):
+            continue
+        if name.endswith(".py"):
+            name = Path(name).resolve().as_posix()
+            root = Path(__file__).resolve().parents[2].as_posix() + "/"
+            if not name.startswith(root):
+                continue
+            name = name[len(root):-len(".py")].replace("/", ".")
+        if test_id == name or test_id.startswith(name + "."):
+            return True
+    return False
 
 
 def includes(scenario: str, backend: str) -> bool:

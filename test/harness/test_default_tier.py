@@ -101,6 +101,22 @@ class ChooseTests(unittest.TestCase):
         # --budget keeps to itself.
         self.assertNotIn("test_x.F.test_rare", default_tier.choose(scenarios, "aot_eager", budget=2.0))
 
+    def test_each_kept_mutant_keeps_two_killers_past_the_budget(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"kept_mutants": ["drops_guard__x__s0"], "scenarios": {
+                **SCENARIOS, "test_x.F.test_guard": entry(["drops_guard__x__s0"], aot_eager=40.0),
+                "test_x.F.test_guard_too": entry(["drops_guard__x__s0"], aot_eager=60.0),
+                "test_x.F.test_guard_dear": entry(["drops_guard__x__s0"], aot_eager=90.0)}}))
+            scenarios = default_tier.read(str(path))
+        self.assertEqual(scenarios["test_x.F.test_guard"].kept_kills, {"drops_guard__x__s0"})
+        with mock.patch.object(default_tier, "REDUNDANCY", 2):
+            chosen = default_tier.choose(scenarios, "aot_eager")
+            self.assertLessEqual({"test_x.F.test_guard", "test_x.F.test_guard_too"}, set(chosen))
+            self.assertNotIn("test_x.F.test_guard_dear", chosen)
+            # --budget keeps to itself.
+            self.assertNotIn("test_x.F.test_guard", default_tier.choose(scenarios, "aot_eager", budget=2.0))
+
     def _rare(self) -> str:
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
@@ -181,6 +197,27 @@ class RunTests(unittest.TestCase):
             result = unittest.TestResult()
             F("test_nothing_new").run(result)
         self.assertEqual(result.skipped, [])
+        # Named to plain unittest, the module (or class, or test) runs whole.
+        with settings.using(settings.Settings({})), \
+                mock.patch("sys.argv", ["python -m unittest", "-v", "test.dynamo.test_x"]):
+            result = unittest.TestResult()
+            F("test_nothing_new").run(result)
+        self.assertEqual(result.skipped, [])
+
+    def test_what_plain_unittest_was_given_by_name(self):
+        named = default_tier.named_on_the_command_line
+        test = "test.dynamo.test_x.F_aot_eager.test_nothing_new"
+        root = Path(default_tier.__file__).resolve().parents[2]
+        for argv in (["python -m unittest", "test.dynamo.test_x"], ["python -m unittest", "test.dynamo.test_x.F_aot_eager"],
+                     ["python -m unittest", "-k", "x", test], ["python -m unittest", "test/dynamo/test_x.py"],
+                     [str(root / "test" / "dynamo" / "test_x.py")]):
+            with self.subTest(argv=argv):
+                self.assertTrue(named(test, argv))
+        for argv in (["python -m unittest", "discover", "-s", "test"], ["python -m unittest", "test.dynamo.test_xy"],
+                     ["python -m unittest", "test.dynamo.test_x.F_aot_eager.test_new"], ["run_tests.py", "-k", "x"],
+                     [str(root / "run_tests.py")]):
+            with self.subTest(argv=argv):
+                self.assertFalse(named(test, argv))
 
 
 if __name__ == "__main__":
@@ -254,6 +291,30 @@ class ChooseScriptTests(unittest.TestCase):
         data = json.loads((self.tmp / "tier.json").read_text())["scenarios"]
         self.assertEqual(data["test_x.F.test_a"]["kills"], ["m1"])
         self.assertEqual((data["test_x.F.test_b"]["kills"], data["test_x.F.test_b"]["covers"]), (["m2"], ["int16"]))
+
+    def test_a_report_of_one_layer_keeps_the_kills_of_the_others_and_its_score(self):
+        kernel = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5},
+                  "mutants": [{"name": "m1"}, {"name": "m2"}], "tests": [
+                      {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["m1"], "covers": [], "graphs": 1,
+                       "seconds": 0.5}]}
+        stack = {"tier": "nightly", "kills_per_mutant": 3, "patterns": [], "mutants": [{"name": "drops_guard__x__s0"}],
+                 "score": {"killed": 1, "non_equivalent": 1, "ratio": 1.0,
+                           "layers": {"dynamo": {"killed": 1, "non_equivalent": 1, "ratio": 1.0}}}, "tests": [
+                     {"id": "test.dynamo.test_x.F_switch.test_a", "killed": ["drops_guard__x__s0"], "covers": [],
+                      "graphs": 1, "seconds": 0.5}]}
+        pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager")]
+        with mock.patch.object(self.script, "_pool", return_value=pool), \
+                mock.patch("sys.stdout", new_callable=lambda: __import__("io").StringIO()):
+            self.assertEqual(self.script.main([str(self.write("k.json", kernel)), str(self.write("s.json", stack)),
+                                               "--real-runs", "--durations", str(self.write("d.json", {})),
+                                               "--out", str(self.tmp / "tier.json")]), 0)
+        data = json.loads((self.tmp / "tier.json").read_text())
+        self.assertEqual(data["scenarios"]["test_x.F.test_a"]["kills"], ["drops_guard__x__s0", "m1"])
+        self.assertEqual(data["mutation_score"]["layers"], {"kernel": {"killed": 1, "non_equivalent": 2, "ratio": 0.5},
+                                                            "dynamo": {"killed": 1, "non_equivalent": 1, "ratio": 1.0}})
+        self.assertEqual(data["mutation_score"]["score"]["killed"], 2)
+        self.assertIn("drops_guard__tensor_match__s0", data["kept_mutants"])
+        self.assertIn("reuse_gradients__later_call__s0", data["kept_mutants"])
 
     def test_data_written_before_is_the_base_a_controls_only_report_updates_keeping_kills(self):
         nightly = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5}}

@@ -25,6 +25,11 @@ backward graph's calls) and of the graph Dynamo hands the backend, rewritten bef
 AOTAutograd traces it (faults.GRAPH_FAULTS: a tensor hook's node dropped, where the graph's
 condition holds), have seed 0 only.
 
+The compile stack's own faults (stack_faults.py: Dynamo's guards, recompiles, automatic
+dynamic shapes, side effects and hooks; AOTAutograd's runtime) are mutants here too, named
+``<fault>__<piece>__s0``, their group their layer: patches of torch a backend cannot express,
+in force while ``use`` names them, or, as a backend of their own, for what is compiled for it.
+
 ``unmutated`` is the same pipeline with nothing rewritten: the control. ``MUTANTS`` lists
 every mutant; ``mutant(name)`` is one, and this module's ``__getattr__`` makes
 ``test.harness.mutation.mutants:<name>`` a backend spec like any other. ``switch`` is one
