@@ -81,12 +81,13 @@ def choose_tests(collected: list, args: argparse.Namespace, shard: tuple[int, in
     collected = [test for test in collected if (test.tier == tiers.PERF) == perf_tier]
     if tiers.current() == "default" and default_tier.load():
         # The default tier's share of the pool, chosen by what each test catches
-        # (harness.testcase.default_tier); the rest run nightly, the stress scenarios too, left
-        # out here as the smoke tier leaves out its others, but for a test named by its id (a
-        # rerun line).
+        # (harness.testcase.default_tier), for a whole-suite run; the rest run nightly, the
+        # stress scenarios too, left out here as the smoke tier leaves out its others, but for a
+        # test named by its id (a rerun line). What -k names runs whole (-k LSTM: every LSTM
+        # test), the stress scenarios but for one named by its id.
         named = set(args.patterns)
         collected = [test for test in collected if test.id in named or test.tier == "default"
-                     and default_tier.includes(test.scenario, test.backend)]
+                     and (named or default_tier.includes(test.scenario, test.backend))]
     tests = select(collected, args.patterns)
     if not tests:
         tier = tiers.current()

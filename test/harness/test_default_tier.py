@@ -1,7 +1,8 @@
 """The default tier chosen by what each test catches (harness/testcase/default_tier.py): the
 greedy cover of kills, features and real backends' problems per second of a backend's time,
-its budget, the cost of a backend without recordings; the runner leaving the rest to the
-nightly tier (but a test named by its id); plain unittest skipping them with the reason."""
+its budget, the cost of a backend without recordings, the kept mutants' killers; the runner
+leaving the rest to the nightly tier (but what -k names); plain unittest skipping them with
+the reason (but a module, class or test it was given by name); the script merging reports."""
 
 from __future__ import annotations
 
@@ -180,6 +181,12 @@ class RunTests(unittest.TestCase):
 
     def test_a_test_named_by_its_id_runs_whatever_its_tier(self):
         self.assertEqual(self.chosen(["test.dynamo.test_x.F_aot_eager.test_nothing_new"]), ["test_nothing_new"])
+
+    def test_what_k_names_runs_whole(self):
+        # The cover chooses for a whole-suite run only: -k F is every test of F.
+        self.assertEqual(self.chosen(["F_aot_eager"]), ["test_cheap", "test_costly", "test_layout", "test_new",
+                                                         "test_nothing_new", "test_shows"])
+        self.assertEqual(self.chosen(["test_costly"]), ["test_costly"])
 
     def test_plain_unittest_skips_it_saying_how_to_run_it(self):
         from harness.testcase.base import DynamoTestCase

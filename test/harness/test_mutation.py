@@ -69,12 +69,7 @@ DIFFERS_ON = {
 
 
 def _run(probe: str, name: str | None) -> probes.Outcome:
-    mutants.start_test()
-    mutants.use(name)
-    try:
-        return probes.run(PROBES[probe], mutants.mutant(mutants.SWITCH))
-    finally:
-        mutants.use(None)
+    return probes.run_on_switch(probe, name)
 
 
 class CatalogueTests(unittest.TestCase):

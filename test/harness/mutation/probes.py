@@ -339,6 +339,20 @@ def run(probe: Probe, backend: Callable) -> Outcome:
     return outcome
 
 
+def run_on_switch(name: str, mutant: str | None) -> Outcome:
+    """The probe called ``name`` through the kill matrix's switch as ``mutant`` (None: the
+    control), with what it reaches and fires recorded from a fresh start."""
+    from test.harness.mutation import mutants
+
+    probe = next(probe for probe in PROBES if probe.name == name)
+    mutants.start_test()
+    mutants.use(mutant)
+    try:
+        return run(probe, mutants.mutant(mutants.SWITCH))
+    finally:
+        mutants.use(None)
+
+
 def _from_threads(compiled: Callable, probe: Probe, seed: int) -> list[Any]:
     """One call from each of ``probe.threads`` threads released at once, each on inputs of its
     own seed: their results (or errors) in thread order."""
