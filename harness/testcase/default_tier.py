@@ -9,11 +9,12 @@ conditions each met (``where: zero-dim-operand``), the real backends' problems i
 graphs it compiled and its recorded seconds per backend. For a backend, the default tier is
 a greedy cover of all that: the test that adds the most new kills, conditions and problems
 per second of that backend's time first, until no test adds anything or the next would pass
-the budget: SHARE of what the scenarios the data names cost that backend (a fifth: the tail
-of the cover adds a kill or two per minute of compiling). Past it, each mutant of Dynamo and
-AOTAutograd, and each of a backend's faults of whole calls (references kept, results reused or
-staged, writes lost, hooks dropped), the pool kills is kept by its REDUNDANCY cheapest killers:
-a regression of the layers the suite is about fails every default run twice. For a backend without
+the budget: SHARE of what the scenarios the data names cost that backend (about a fifth: the
+tail of the cover adds a kill or two per minute of compiling). Past it, each mutant of Dynamo
+and AOTAutograd, and each of a backend's faults of whole calls (references kept, results
+reused or staged, writes lost, hooks dropped), the pool kills is kept by its cheapest killer,
+and by a second one within KEPT_SHARE of the budget more: a regression of the layers the
+suite is about fails every default run, twice where that is cheap. For a backend without
 recordings (a real backend: OpenVINO's and IREE-Turbine's problems were found so), every
 problem a real backend showed is kept in any case, by its cheapest test, on top of the budget;
 for eager, aot_eager and inductor such a problem counts as a kill does. Every other test of
@@ -54,7 +55,10 @@ GRAPH_SECONDS_ENV = settings.GRAPH_SECONDS
 TIER_DATA_ENV = settings.TIER_DATA
 NO_DATA = "none"
 GRAPH_SECONDS = 2.0
-SHARE = 0.2
+# 0.2 until the compile stack's kept mutants (2026-12-06): their killers past the budget, and
+# the 15 scenarios of issue 66 named in the data, took aot_eager's run to 116 % of its time
+# before that issue; at 0.19 it is 112 % (its tail: 7 tests that meet 30 kernel conditions).
+SHARE = 0.19
 # How many tests of the tier must show each kill and feature before another one showing it
 # adds nothing: a second test that kills a mutant meets its condition another way (other ops,
 # other values), which is what catches a fault no mutant is. Within the same budget, 2 takes
