@@ -304,6 +304,14 @@ class ChooseScriptTests(unittest.TestCase):
         self.assertEqual(data["test_x.F.test_a"]["kills"], ["m1"])
         self.assertEqual((data["test_x.F.test_b"]["kills"], data["test_x.F.test_b"]["covers"]), (["m2"], ["int16"]))
 
+    def test_an_open_upstream_bug_every_backend_shows_is_a_problem_the_cover_keeps(self):
+        path = self.tmp / "expectations.toml"
+        path.write_text('[[expect]]\ntest = "test_x.F.test_a"\nstatus = "xfail"\nreason = "lost (pytorch#1)"\n'
+                        '[[expect]]\ntest = "test_x.F.test_b"\nbackend = "inductor"\nstatus = "xfail"\n'
+                        'reason = "inductor only (pytorch#2)"\n'
+                        '[[expect]]\ntest = "test_x.F.test_c"\nstatus = "xfail"\nreason = "no issue cited"\n')
+        self.assertEqual(self.script.upstream_bugs(path), {"test_x.F.test_a": {"every backend: open upstream bug pytorch#1"}})
+
     def test_a_report_of_one_layer_keeps_the_kills_of_the_others_and_its_score(self):
         kernel = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5},
                   "mutants": [{"name": "m1"}, {"name": "m2"}], "tests": [
