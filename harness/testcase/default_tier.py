@@ -29,8 +29,8 @@ default GRAPH_SECONDS).
 
 A test the file does not name (a new scenario, a project's own) is in the default tier, and so
 is a test whose module, class or id plain unittest was given (``python -m unittest
-test.dynamo.test_aot_autograd`` runs the module whole; ``run_tests.py`` runs what ``-k`` names
-by id).
+test.dynamo.test_aot_autograd`` runs the module whole), as what ``run_tests.py -k`` names is
+(harness.run.selection).
 ``--tier-data FILE`` (DYNAMO_SUITE_TIER_DATA) chooses from other data; ``none`` from none: the
 default tier is then every scenario not marked nightly, as before a choice was made.
 Imports no torch.
@@ -92,8 +92,8 @@ class Entry:
     graphs: int
     seconds: dict[str, float]  # per recorded backend
     kernels: frozenset[str] = frozenset()  # "<operator>: <condition>" and "<operator>" its graphs met
-    # Its kills of the mutants every default tier keeps REDUNDANCY killers of, past the budget
-    # (the data's ``kept_mutants``): Dynamo's and AOTAutograd's, the layers the suite is about,
+    # Its kills of the mutants every default tier keeps killers of past the budget (the data's
+    # ``kept_mutants``, _keep_killers): Dynamo's and AOTAutograd's, the layers the suite is about,
     # and the backend's faults of whole calls, which the observations of every call catch.
     kept_kills: frozenset[str] = frozenset()
 
@@ -200,8 +200,9 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
         take(scenario)
     # Past the budget, a kept mutant the pool kills (a regression of Dynamo or AOTAutograd, a
     # backend's fault of whole calls): killers until each has one and, within KEPT_SHARE more,
-    # REDUNDANCY (_keep_killers); then a condition only tests the cover left out meet: its cheapest test (a
-    # run that meets no index past the end cannot see validation lost). --budget keeps to itself.
+    # REDUNDANCY (_keep_killers); then a condition only tests the cover left out meet: its
+    # cheapest test (a run that meets no index past the end cannot see validation lost).
+    # --budget keeps to itself.
     if complete:
         _keep_killers(entries, cost, left, shown, take, budget)
         for feature in sorted({feature for entry in entries.values() for feature in entry.covers} - {
@@ -281,8 +282,9 @@ def named_on_the_command_line(test_id: str, argv: list[str] | None = None) -> bo
     names = list(argv[1:]) if argv and "unittest" in argv[0] else list(argv[:1])
     if "discover" in names:  # what follows are folders and patterns to search, not tests
         return False
-    for name in names:
-        if not name or name.startswith("-"):
+    for index, name in enumerate(names):
+        # An option, or the pattern -k / -p takes: not a name.
+        if not name or name.startswith("-") or (index and names[index - 1] in ("-k", "-p")):
             continue
         if name.endswith(".py"):
             name = Path(name).resolve().as_posix()

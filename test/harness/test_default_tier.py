@@ -227,6 +227,7 @@ class RunTests(unittest.TestCase):
                 self.assertTrue(named(test, argv))
         for argv in (["python -m unittest", "discover", "-s", "test"], ["python -m unittest", "test.dynamo.test_xy"],
                      ["python -m unittest", "test.dynamo.test_x.F_aot_eager.test_new"], ["run_tests.py", "-k", "x"],
+                     ["python -m unittest", "-k", "test", "test.dynamo.test_y"],
                      [str(root / "run_tests.py")]):
             with self.subTest(argv=argv):
                 self.assertFalse(named(test, argv))
