@@ -92,6 +92,9 @@ LINE_WEIGHT = 0.002
 LINES_WANTED = 0.9
 LINES_FROM = "aot_eager"
 RECORDED = ("eager", "aot_eager", "inductor")
+# The modules that mirror PyTorch's own test_aot_autograd.py and test_python_autograd.py: each of
+# their families is in every default tier.
+SEED_MODULES = ("test_aot_autograd", "test_python_autograd")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
 SMALLEST_COST_S = 0.05
 
@@ -246,6 +249,19 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     # --budget keeps to itself.
     if complete:
         _keep_killers(entries, cost, left, shown, take, budget)
+        # Every family of the seed modules (the documented scenarios: the LSTM, input mutation,
+        # duplicated arguments, double backward, grad mode, data_ptr, expand mutation, the
+        # Python autograd tape...) runs at least once: its cheapest test.
+        families: dict[str, list[str]] = {}
+        for scenario in entries:
+            module, family, _ = scenario.split(".", 2)
+            if module in SEED_MODULES:
+                families.setdefault(f"{module}.{family}", []).append(scenario)
+        for family, members in sorted(families.items()):
+            if not any(member in chosen for member in members):
+                cheapest = min(members, key=lambda scenario: (cost[scenario], scenario))
+                left.discard(cheapest)
+                take(cheapest)
         for feature in sorted({feature for entry in entries.values() for feature in entry.covers} - {
                 feature for scenario in chosen for feature in entries[scenario].covers}):
             if not shown[f"covers {feature}"]:

@@ -142,6 +142,20 @@ class ChooseTests(unittest.TestCase):
         self.assertEqual(reached, {"operators": [1, 1], "stack_lines": [950, 1010], "lines_from": "aot_eager"})
         self.assertNotIn("test_x.F.test_stack", default_tier.choose(scenarios, "aot_eager", budget=2.0))
 
+    def test_every_family_of_the_seed_modules_has_its_cheapest_test(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"scenarios": {
+                **SCENARIOS, "test_aot_autograd.LSTMTests.test_short": entry([], [], aot_eager=30.0),
+                "test_aot_autograd.LSTMTests.test_long": entry([], [], aot_eager=90.0),
+                "test_other.LSTMTests.test_short": entry([], [], aot_eager=30.0)}}))
+            scenarios = default_tier.read(str(path))
+        chosen = default_tier.choose(scenarios, "aot_eager")
+        self.assertIn("test_aot_autograd.LSTMTests.test_short", chosen)
+        self.assertNotIn("test_aot_autograd.LSTMTests.test_long", chosen)
+        self.assertNotIn("test_other.LSTMTests.test_short", chosen)  # not a seed module
+        self.assertNotIn("test_aot_autograd.LSTMTests.test_short", default_tier.choose(scenarios, "aot_eager", budget=2.0))
+
     def _rare(self) -> str:
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
