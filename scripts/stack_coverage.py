@@ -15,8 +15,8 @@ test/harness/mutation/worker.py does), each under a coverage context of its own,
 warm-up compile that is not measured: lines every process runs once (lazy registrations)
 are nobody's. The lines are kept as blocks: lines run by exactly the same scenarios are one
 block, which is all the cover needs to know of them (a few thousand blocks, not a hundred
-thousand lines). A worker that crashes loses its chunk's lines; the test it was running is
-named and the rest of the chunk runs again without it.
+thousand lines). A worker that crashes loses its chunk's lines: the test it was running is
+named, and the chunk runs again without it.
 
 Costs tens of minutes per backend on 2 cores (coverage's tracer slows Dynamo's Python about
 twofold): a nightly measurement, not part of any run. Needs coverage.py
@@ -135,6 +135,7 @@ def _run_chunk(backend: str, chunk: list[str], durations: dict[str, float], work
     while chunk:
         out = work / f"chunk-{number}.json"
         progress = out.with_suffix(".progress")
+        out.unlink(missing_ok=True)
         progress.unlink(missing_ok=True)
         environment = {key: value for key, value in os.environ.items() if not key.startswith("DYNAMO_SUITE_")}
         environment.update({"DYNAMO_SUITE_BACKENDS": backend, "DYNAMO_SUITE_TIER": "nightly",
@@ -153,7 +154,8 @@ def _run_chunk(backend: str, chunk: list[str], durations: dict[str, float], work
         culprit = started[-1] if started else chunk[0]
         with lock:
             crashed.append(culprit)
-        chunk = chunk[chunk.index(culprit) + 1:]
+            print(f"  {culprit} ended its worker; its chunk goes on without it", flush=True)
+        chunk = [test for test in chunk if test != culprit]  # the tests before it again: their lines were lost
         number += 100000
 
 
@@ -237,20 +239,21 @@ def main(argv: list[str]) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         _fail(f"cannot write {args.out}: {error.strerror}")
-    measured: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="stack-coverage-") as work:
-        for backend in args.backends or BACKENDS:
-            tests = _tests(backend, args.patterns)
-            print(f"{backend}: {len(tests)} tests, {args.jobs} workers", flush=True)
-            measured[backend] = measure(backend, tests, args.jobs, Path(work))
-            print(f"{backend}: {measured[backend]['lines']} lines in {len(measured[backend]['blocks'])} blocks, "
-                  f"{len(measured[backend]['crashed'])} tests crashed their worker "
-                  f"({measured[backend]['wall_s']:.0f} s)", flush=True)
     import torch
 
-    write_atomic(args.out, json.dumps({"torch": torch.__version__, "packages": [f"torch/{name}" for name in PACKAGES],
-                                       "patterns": args.patterns, "backends": measured}) + "\n")
-    print(f"written: {args.out}")
+    measured: dict[str, Any] = {}
+    for backend in args.backends or BACKENDS:
+        tests = _tests(backend, args.patterns)
+        print(f"{backend}: {len(tests)} tests, {args.jobs} workers", flush=True)
+        with tempfile.TemporaryDirectory(prefix=f"stack-coverage-{backend}-") as work:
+            measured[backend] = measure(backend, tests, args.jobs, Path(work))
+        print(f"{backend}: {measured[backend]['lines']} lines in {len(measured[backend]['blocks'])} blocks, "
+              f"{len(measured[backend]['crashed'])} tests crashed their worker "
+              f"({measured[backend]['wall_s']:.0f} s)", flush=True)
+        # After each backend: a later one that fails loses only its own measurement.
+        write_atomic(args.out, json.dumps({"torch": torch.__version__, "packages": [f"torch/{name}" for name in PACKAGES],
+                                           "patterns": args.patterns, "backends": measured}) + "\n")
+        print(f"written: {args.out}", flush=True)
     return 0
 
 

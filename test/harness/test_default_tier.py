@@ -270,6 +270,50 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class StackCoverageScriptTests(unittest.TestCase):
+    """scripts/stack_coverage.py: lines run by the same scenarios are one block; a test that
+    ends its worker is named, and its chunk runs again without it."""
+
+    def setUp(self) -> None:
+        import importlib.util
+
+        path = Path(__file__).resolve().parents[2] / "scripts" / "stack_coverage.py"
+        spec = importlib.util.spec_from_file_location("stack_coverage", path)
+        self.script = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.script)
+
+    def test_lines_run_by_the_same_scenarios_are_one_block(self):
+        reached = {("torch/fx/a.py", 1): {"t.A.a", "t.A.b"}, ("torch/fx/a.py", 2): {"t.A.a", "t.A.b"},
+                   ("torch/_dynamo/b.py", 7): {"t.A.b", "t.A.a"}, ("torch/_dynamo/b.py", 8): {"t.A.a"}}
+        self.assertEqual(self.script.blocks(reached), {
+            "lines": 4, "files": {"torch/_dynamo/b.py": 2, "torch/fx/a.py": 2},
+            "blocks": [[3, ["t.A.a", "t.A.b"]], [1, ["t.A.a"]]]})
+
+    def test_a_test_that_ends_its_worker_is_named_and_its_chunk_goes_on(self):
+        import threading
+
+        runs = []
+
+        def run(command, input, **kwargs):  # noqa: A002 -- subprocess.run's own name
+            ids = [json.loads(line)["id"] for line in input.decode().splitlines()]
+            out = Path(command[command.index("--out") + 1])
+            runs.append(ids)
+            if "t.A.crashes" in ids:  # it ends the process after saying it started
+                out.with_suffix(".progress").write_text("t.A.first\nt.A.crashes\n")
+                return
+            out.write_text(json.dumps({"done": ids, "outcomes": {}, "lines": {}}))
+
+        results, crashed = [], []
+        with tempfile.TemporaryDirectory() as work, mock.patch.object(self.script.subprocess, "run", run), \
+                mock.patch("sys.stdout"):
+            self.script._run_chunk("aot_eager", ["t.A.first", "t.A.crashes", "t.A.last"],
+                                   {"t.A.first": 1.0, "t.A.crashes": 1.0, "t.A.last": 1.0}, Path(work), 0,
+                                   results, crashed, threading.Lock())
+        self.assertEqual(crashed, ["t.A.crashes"])
+        self.assertEqual(runs, [["t.A.first", "t.A.crashes", "t.A.last"], ["t.A.first", "t.A.last"]])
+        self.assertEqual([result["done"] for result in results], [["t.A.first", "t.A.last"]])
+
+
 class ConsoleTests(unittest.TestCase):
     def test_the_console_says_what_each_default_tier_reaches_of_the_pool(self):
         from harness.report import console
