@@ -14,7 +14,9 @@ import torch
 from harness.axes.backends import resolve_backend
 from test.harness.mutation import mutants, probes, stack_faults
 
-# Its own seconds (test/harness/budgets.py): 9 s measured 2026-12-06.
+# Its own seconds (test/harness/budgets.py): 9 s measured 2026-12-06; with issue 67's further
+# mutants 28 s on a machine loaded about 6 times its 2 cores (17 s of CPU), each probe's control
+# run once.
 TIME_BUDGET_S = 30
 
 PROBES = {probe.name: probe for probe in probes.PROBES}
