@@ -97,6 +97,7 @@ KILLED_BY = {
     "stuck_guard__global_state__s0": f"{STATES}.test_grad_mode",
     "tensor_match_ignores__dtype__s0": f"{CONTRACT}.ChangingInputsTests.test_dtypes_recompile",
     "copies_synthetic_base__runtime__s0": f"{CONTRACT}.SideEffectContractTests.test_mutation_of_overlapping_views",
+    "skips_version_check__saved_tensors__s0": f"{SURFACE}.IndexErrorTests.test_a_saved_input_modified_before_backward_raises",
 }
 
 
