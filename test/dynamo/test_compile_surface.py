@@ -327,7 +327,30 @@ class IndexErrorTests(BackendTestCase):
         self.assertEqual(self.graphs_received, graphs, "Dynamo rejects this call while tracing, before any backend")
 
 
+    def test_a_saved_input_modified_before_backward_raises(self):
+        """An input the graph saves for backward, written in place between the call and the
+        backward: eager's backward refuses the stale value (autograd's version check on saved
+        tensors), and a compiled one must too, not compute gradients from the new values."""
+        def fn(x, w):
+            return (x * w).sum()
+
+        def modified_before_backward(call):
+            x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+            loss = call(x, w)
+            x.mul_(3)
+            loss.backward()
+
+        with self.assertRaisesRegex(RuntimeError, _SAVED_MODIFIED) as eager:
+            modified_before_backward(fn)
+        with self.assertRaises(Exception, msg="backward used a saved input written after the call") as caught:
+            modified_before_backward(self.compile(fn))
+        self.assertTrue(opcheck.EagerError(RuntimeError, _SAVED_MODIFIED, str(eager.exception)).raised_like(caught.exception),
+                        f"raised something else than eager's RuntimeError: {type(caught.exception).__name__}: "
+                        f"{caught.exception}")
+
+
 _LEAF_IN_PLACE = r"a leaf Variable that requires grad is being used in an in-place operation"
+_SAVED_MODIFIED = r"one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
 def check_raises_as_eager(testcase, name: str, fn, compiled, rejected, error_type: type, core: str, *,

@@ -419,6 +419,17 @@ return (v0, v1)""")
         assert_close(self, step(eager_w, torch.ones(3)), out)
         assert_close(self, eager_w, w, what="parameter after the update")
 
+    def test_a_tensor_passed_twice_and_mutated_is_one_input(self):
+        def fn(x, y):
+            x.add_(1)
+            return x * y
+
+        recorder, x = GraphRecorder(), torch.arange(3.0)
+        out = _aot_function(fn, recorder)(x, x)
+        self.assertEqual(out.tolist(), [1.0, 4.0, 9.0], "the write through x must be seen through y")
+        self.assertEqual(x.tolist(), [1.0, 2.0, 3.0], "the mutation must be applied exactly once")
+        self.assertEqual(len(graphs.placeholders(recorder.forward)), 1, "the duplicate must be one graph input")
+
     def test_metadata_mutation_is_replayed_outside_the_graph(self):
         def fn(x):
             x.t_()

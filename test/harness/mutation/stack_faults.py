@@ -13,11 +13,16 @@ its piece was exercised (``reach``), so that the kill matrix runs a mutant only 
 can change something, as the kernel mutants' conditions do:
 
 * a dropped guard of a kind (or on a kind of source: defaults, globals, closure cells, a
-  module's attributes), a tensor match blind to sizes or strides, and a recompile limit of
-  one are reached where a guard of that piece failed in the control (a recompile);
+  module's attributes), a guard of a kind stuck at the first answer it gave a call, a tensor
+  match blind to one of its parts (sizes, strides, dtype, device, requires_grad), and a
+  recompile limit of one are reached where a guard of that piece failed in the control (a
+  recompile);
 * automatic dynamic shapes off or forgetting are reached where they learned a new size;
 * side effects, tensor hooks, module hooks, fake ``data_ptr`` access, input mutations,
-  aliased outputs, a grad mode set inside and saved-tensor hooks where the control met one.
+  aliased outputs, a grad mode set inside, saved-tensor hooks, mutated duplicated inputs,
+  mutated inputs that overlap (a synthetic base) and a saved tensor modified before backward
+  where the control met one. AOTAutograd's functionalized RNG state has no mutant: it is
+  off by default (``functionalize_rng_ops``) and serves CUDA's generator only.
 
 Every mutant is named ``<fault>__<piece>__s0`` and listed with the kernel mutants
 (test/harness/mutation/mutants.py); its group is its layer: ``dynamo`` or ``aot_autograd``.
@@ -66,6 +71,15 @@ GUARDED_SOURCES = {
     "closure_cells": "closure cells (the free variables of the compiled code)",
     "module_attributes": "an nn.Module's attributes (its flags, submodules, parameters)",
 }
+# The parts of a tensor's match: sizes and strides are the sizes and strides it is built with,
+# the others what the tensor it is built from has.
+TENSOR_PARTS = {
+    "sizes": "a call with other sizes runs the graph traced for the first",
+    "strides": "a transposed or sliced input runs the graph traced for a contiguous one",
+    "dtype": "an input of another dtype runs the graph traced for the first",
+    "device": "an input on another device runs the graph traced for the first",
+    "requires_grad": "an input that requires grad runs the graph traced for one that does not, or the reverse",
+}
 SIDE_EFFECT_KINDS = {
     "containers": "list, deque, dict and set mutations",
     "attributes": "attributes stored on objects and modules",
@@ -81,13 +95,14 @@ def _faults() -> list[StackFault]:
     found = [StackFault("drops_guard", kind.lower(), "dynamo", f"Dynamo builds no {kind} guard: a call that should "
                         "fail it runs the graph compiled for another")
              for kind in GUARD_KINDS if kind in kinds]
+    found += [StackFault("stuck_guard", kind.lower(), "dynamo", f"{kind} guards answer every call as they answered "
+                         "the first call they judged: a later call that should fail one runs the graph compiled for another")
+              for kind in GUARD_KINDS if kind in kinds]
     found += [StackFault("drops_guards_on", source, "dynamo", f"Dynamo builds no guard on {means}")
               for source, means in GUARDED_SOURCES.items()]
+    found += [StackFault("tensor_match_ignores", part, "dynamo", f"a tensor's guard checks no {part.rstrip('s')}: "
+                         f"{means}") for part, means in TENSOR_PARTS.items()]
     found += [
-        StackFault("tensor_match_ignores", "sizes", "dynamo", "a tensor's guard checks no size: a call with other "
-                   "sizes runs the graph traced for the first"),
-        StackFault("tensor_match_ignores", "strides", "dynamo", "a tensor's guard checks no stride: a transposed or "
-                   "sliced input runs the graph traced for a contiguous one"),
         StackFault("recompile_limit", "one", "dynamo", "a function is compiled once: every later guard failure runs "
                    "the frame eagerly (a recompile limit of one)"),
         StackFault("automatic_dynamic", "off", "dynamo", "automatic dynamic shapes off: every new size recompiles "
@@ -114,6 +129,12 @@ def _faults() -> list[StackFault]:
                    "function is not set again after the call"),
         StackFault("hides_saved_tensors", "caller_hooks", "aot_autograd", "the caller's saved_tensors_hooks never "
                    "see what a compiled call saves for backward"),
+        StackFault("distinct_duplicates", "mutated", "aot_autograd", "AOTAutograd traces an input passed twice and "
+                   "mutated as two distinct inputs (no dedupe): a write through one is not seen through the other"),
+        StackFault("copies_synthetic_base", "runtime", "aot_autograd", "inputs that overlap and are mutated get a "
+                   "synthetic base copied from their storage: the mutation never reaches the caller's tensors"),
+        StackFault("skips_version_check", "saved_tensors", "aot_autograd", "a tensor saved for backward and modified "
+                   "in place before it is not caught (the saved tensors' version check is skipped)"),
     ]
     return found
 
@@ -198,7 +219,8 @@ def install(reach: Callable[[str], None], fire: Callable[[str, str], None]) -> N
             return
         _STATE.installed = True
     for patch in (_scope, _guards, _recompiles, _automatic_dynamic, _fake_data_ptr, _side_effects, _tensor_hooks,
-                  _module_hooks, _runtime_epilogue, _saved_tensor_hooks):
+                  _module_hooks, _runtime_epilogue, _saved_tensor_hooks, _duplicated_inputs, _synthetic_bases,
+                  _saved_tensor_versions):
         patch()
 
 
@@ -234,7 +256,7 @@ def _chain(source: Any) -> list[Any]:
 
 def _pieces(guard: Any, kind: str, code: Any) -> set[str]:
     """The mutants a guard belongs to: its kind's, and its source's."""
-    names = {f"drops_guard__{kind.lower()}__s0"}
+    names = {f"drops_guard__{kind.lower()}__s0", f"stuck_guard__{kind.lower()}__s0"}
     chain = _chain(guard.originating_source)
     classes = {type(source).__name__ for source in chain}
     root = chain[-1] if chain else None
@@ -248,7 +270,7 @@ def _pieces(guard: Any, kind: str, code: Any) -> set[str]:
     if classes & {"NNModuleSource", "UnspecializedNNModuleSource", "UnspecializedBuiltinNNModuleSource"}:
         names.add("drops_guards_on__module_attributes__s0")
     if kind == "TENSOR_MATCH":
-        names |= {"tensor_match_ignores__sizes__s0", "tensor_match_ignores__strides__s0"}
+        names |= {f"tensor_match_ignores__{part}__s0" for part in TENSOR_PARTS}
     return names
 
 
@@ -276,6 +298,97 @@ def _blind_tensor_match(part: str) -> Iterator[None]:
         guards.convert_to_concrete_values = original
 
 
+@contextlib.contextmanager
+def _leaf_guards_replaced(answer: Callable[[Callable[[Any], bool], tuple], Callable[[Any], bool]],
+                          only: str | None = None) -> Iterator[None]:
+    """Within: each leaf guard a builder adds to a guard manager (``add_<kind>_guard``; ``only``:
+    that method's alone) goes into a manager of its own, and the one it was meant for gets a
+    lambda guard instead, ``answer(check, args)``: ``check(value)`` is the guard's own answer,
+    ``args`` what it was built with. Guard managers are C++: their checks cannot be wrapped
+    once built."""
+    from torch._C._dynamo import guards as cguards
+
+    manager = cguards.GuardManager
+    add_lambda = manager.add_lambda_guard
+    originals = {method: getattr(manager, method) for method in dir(manager) if method.startswith("add_")
+                 and method.endswith("_guard") and only in (None, method)}
+
+    def replaced(original: Callable) -> Callable:
+        def add(self: Any, *args: Any) -> None:
+            own = cguards.RootGuardManager()
+            original(own, *args)
+            parts = [part for leaf in own.get_leaf_guards() for part in leaf.verbose_code_parts()]
+            add_lambda(self, answer(own.check, args), parts, None)
+
+        return add
+
+    for method, original in originals.items():
+        setattr(manager, method, replaced(original))
+    try:
+        yield
+    finally:
+        for method, original in originals.items():
+            setattr(manager, method, original)
+
+
+def _stuck(name: str, kind: str) -> Callable[[Callable[[Any], bool], tuple], Callable[[Any], bool]]:
+    """A guard's answer to the first call it judges, given again to every later call (the
+    compile's own check that a new guard passes is not a call)."""
+    from torch._guards import CompileContext
+
+    def answer(check: Callable[[Any], bool], args: tuple) -> Callable[[Any], bool]:
+        first: list[bool] = []
+
+        def stuck(value: Any) -> bool:
+            fresh = bool(check(value))
+            if CompileContext.try_get() is not None:
+                return fresh
+            if not first:
+                first.append(fresh)
+            elif fresh != first[0]:
+                _STATE.fire(name, f"a {kind} guard answered {first[0]} again")
+            return first[0]
+
+        return stuck
+
+    return answer
+
+
+def _as_traced(value: Any, traced: Any, part: str) -> Any:
+    """A tensor like ``value`` but for ``part``, which is ``traced``'s."""
+    import torch
+
+    requires_grad = traced.requires_grad if part == "requires_grad" else value.requires_grad
+    if part == "requires_grad":
+        base = value.detach()
+    else:
+        base = torch.empty_strided(value.size(), value.stride(), dtype=traced.dtype if part == "dtype" else value.dtype,
+                                   device=traced.device if part == "device" else value.device)
+    requires_grad = requires_grad and (base.is_floating_point() or base.is_complex())
+    return base.requires_grad_(requires_grad) if type(value) is torch.Tensor else \
+        torch.Tensor._make_subclass(type(value), base, requires_grad)
+
+
+def _blind_to(name: str, part: str) -> Callable[[Callable[[Any], bool], tuple], Callable[[Any], bool]]:
+    """A tensor match that judges a tensor as if its ``part`` were the traced tensor's."""
+    import torch
+
+    def answer(check: Callable[[Any], bool], args: tuple) -> Callable[[Any], bool]:
+        traced = args[0]
+
+        def blind(value: Any) -> bool:
+            if not isinstance(value, torch.Tensor) or getattr(value, part) == getattr(traced, part):
+                return check(value)
+            seen = check(_as_traced(value, traced, part))
+            if seen and not check(value):
+                _STATE.fire(name, f"a tensor of {part} {getattr(value, part)} passed for {getattr(traced, part)}")
+            return seen
+
+        return blind
+
+    return answer
+
+
 def _guards() -> None:
     from torch._guards import Guard
 
@@ -289,9 +402,16 @@ def _guards() -> None:
         if active in pieces and active.startswith("drops_guard"):
             _STATE.fire(active, f"no {kind} guard on {guard.name or 'global state'}")
             return None
-        if active in pieces and active.startswith("tensor_match_ignores"):
-            _STATE.fire(active, f"a {kind} guard on {guard.name} blind to its {FAULTS[active].piece}")
-            with _blind_tensor_match(FAULTS[active].piece):
+        if active in pieces and active.startswith("stuck_guard"):
+            with _leaf_guards_replaced(_stuck(active, kind)):
+                return original(guard, builder)
+        part = FAULTS[active].piece if active in pieces and active.startswith("tensor_match_ignores") else None
+        if part in ("sizes", "strides"):
+            _STATE.fire(active, f"a {kind} guard on {guard.name} blind to its {part}")
+            with _blind_tensor_match(part):
+                return original(guard, builder)
+        if part is not None:
+            with _leaf_guards_replaced(_blind_to(active, part), only="add_tensor_match_guard"):
                 return original(guard, builder)
         result = original(guard, builder)
         if _STATE.recording and code is not None:
@@ -311,6 +431,11 @@ def _plain(text: str) -> str:
     return re.sub(r"L\['([^']+)'\]", r"\1", text).strip()
 
 
+# A tensor match's failure reason names what differed ("tensor 'x' size mismatch ..."): the part it
+# is. Another device is another dispatch key set, which the match compares first.
+_FAILED_PART = {"size": "sizes", "rank": "sizes", "stride": "strides", "dispatch": "device"}
+
+
 def _failed(code: Any, reason: str) -> set[str]:
     """The mutants whose guards a failure reason names (every guard's of the code, where the
     reason names none of them)."""
@@ -320,10 +445,9 @@ def _failed(code: Any, reason: str) -> set[str]:
     found: set[str] = set()
     for pieces, parts, kind, name in guards:
         if tensor and kind == "TENSOR_MATCH" and _plain(name) == tensor.group(1):
-            what = tensor.group(2)
+            part = _FAILED_PART.get(tensor.group(2), tensor.group(2))
             found |= {piece for piece in pieces if not piece.startswith("tensor_match_ignores")
-                      or (what in ("size", "rank") and piece.endswith("sizes__s0"))
-                      or (what == "stride" and piece.endswith("strides__s0"))}
+                      or piece == f"tensor_match_ignores__{part}__s0"}
         elif plain.startswith(f"{kind} ") or any(_plain(part) == plain for part in parts):
             found |= pieces
     if not found:
@@ -594,3 +718,98 @@ def _saved_tensor_hooks() -> None:
         return functools.wraps(wrapped)(run)
 
     runtime._create_runtime_wrapper = create_runtime_wrapper
+
+
+def _duplicated_inputs() -> None:
+    import torch
+    from torch._functorch._aot_autograd import runtime_wrappers as runtime
+
+    name = "distinct_duplicates__mutated__s0"
+    original = runtime.AOTDedupeWrapper.pre_compile
+
+    def pre_compile(self: Any, flat_fn: Any, flat_args: list, *args: Any, fw_metadata: Any, **kwargs: Any) -> Any:
+        # Dynamo passes an object once: duplicates reach AOTAutograd called directly (aot_function).
+        seen: set[int] = set()
+        mutated = []
+        for index, arg in enumerate(flat_args):
+            if isinstance(arg, torch.Tensor):
+                info = fw_metadata.input_info[index]
+                if id(arg) in seen and (info.mutates_data or info.mutates_metadata):
+                    mutated.append(index)
+                seen.add(id(arg))
+        if mutated:
+            _reach(name)
+        if mutated and _on(name):
+            _STATE.fire(name, f"{len(mutated)} mutated duplicate(s) traced as distinct inputs")
+            # A copy, not a detached alias: an alias would be given a synthetic base, which is right.
+            flat_args = [arg.clone().detach().requires_grad_(arg.requires_grad) if index in mutated else arg
+                         for index, arg in enumerate(flat_args)]
+        return original(self, flat_fn, flat_args, *args, fw_metadata=fw_metadata, **kwargs)
+
+    runtime.AOTDedupeWrapper.pre_compile = pre_compile
+
+
+def _synthetic_bases() -> None:
+    from torch._functorch._aot_autograd import runtime_wrappers as runtime
+
+    name = "copies_synthetic_base__runtime__s0"
+    original = runtime.AOTSyntheticBaseWrapper.post_compile
+
+    def post_compile(self: Any, compiled_fn: Callable, *args: Any, **kwargs: Any) -> Callable:
+        if not self.needs_post_compile:
+            return original(self, compiled_fn, *args, **kwargs)
+        bases = len(self.base_groups)
+        compiled_for = _active()
+
+        def with_bases(new_args: list) -> Any:  # the synthetic bases first, then the other inputs
+            _reach(name)
+            if _on(name) or compiled_for == name:
+                _STATE.fire(name, f"{bases} synthetic base(s) copied")
+                new_args[:bases] = [base.clone() for base in new_args[:bases]]
+            return compiled_fn(new_args)
+
+        with_bases._boxed_call = True  # type: ignore[attr-defined]
+        return original(self, with_bases, *args, **kwargs)
+
+    runtime.AOTSyntheticBaseWrapper.post_compile = post_compile
+
+
+def _saved_tensor_versions() -> None:
+    import weakref
+
+    from torch._functorch._aot_autograd import runtime_wrappers as runtime
+
+    name = "skips_version_check__saved_tensors__s0"
+    state = runtime._AutogradSavedState
+    init, save, codegen = state.__init__, state.save_from_forward, runtime._codegen_compiled_backward
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.stack_fault = _active()  # what is compiled for the mutant is saved by it
+
+    def save_from_forward(self: Any, ctx: Any, fw_outs: Any) -> None:
+        save(self, ctx, fw_outs)
+        checked = list(fw_outs[self.metadata.tensors_saved_for_backwards_with_vc_check_slice])
+        if checked and (_STATE.recording or self.stack_fault == name):
+            ctx.stack_saved_versions = [(weakref.ref(tensor), tensor._version) for tensor in checked]
+        if checked and self.stack_fault == name:  # saved as plain references: no version is checked
+            ctx._tensors_no_vc_check = [*ctx.to_save, *ctx._tensors_no_vc_check]
+            ctx.to_save = ()
+
+    def codegen_compiled_backward(num_rng: int, num_tensors_no_vc_check: int | None, *args: Any) -> Callable:
+        mutated = _active() == name and num_tensors_no_vc_check is not None
+        compiled = codegen(num_rng, max(num_tensors_no_vc_check, 1) if mutated else num_tensors_no_vc_check, *args)
+
+        def compiled_backward(flat_args: Any, ctx: Any, *rest: Any) -> Any:
+            saved = getattr(ctx, "stack_saved_versions", ())
+            if any(tensor() is not None and tensor()._version != version for tensor, version in saved):
+                _reach(name)
+                if mutated:
+                    _STATE.fire(name, "a saved tensor modified before backward")
+            return compiled(flat_args, ctx, *rest)
+
+        return functools.wraps(compiled)(compiled_backward)
+
+    state.__init__ = __init__
+    state.save_from_forward = save_from_forward
+    runtime._codegen_compiled_backward = codegen_compiled_backward

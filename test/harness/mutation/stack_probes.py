@@ -2,8 +2,9 @@
 written apart from the suite's scenarios, that change between calls what Dynamo guards on (a
 global, a default, a closure cell, a dtype, a size, a stride, requires_grad, the grad mode, a
 module's training flag, a dict's keys, a list's length, an argument's type and identity,
-duplicated arguments), grow a size three times, replay Python side effects of every kind,
-register hooks, mutate inputs and return aliases of them.
+duplicated arguments; again after a call that passes every guard), grow a size three times,
+replay Python side effects of every kind, register hooks, mutate inputs (duplicated,
+overlapping, saved for backward) and return aliases of them.
 
 Each is a script ``(backend) -> results``: what a caller sees (outputs, inputs and Python
 objects after the calls, gradients), and how many graphs the backend received, which is what
@@ -14,6 +15,7 @@ kernel mutants' probes are (test/harness/mutation/probes.py).
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any, Callable
 
 import torch
@@ -50,9 +52,12 @@ def _x(*sizes: int, seed: int = 0, grad: bool = False) -> torch.Tensor:
 
 
 def _calls(backend: Callable, fn: Callable, calls: list[Callable[[], tuple]], between: list[Callable[[], None]] | None = None,
-           fullgraph: bool = False) -> list[Any]:
+           fullgraph: bool = False, again: bool = False) -> list[Any]:
     """``fn`` compiled, called once per argument maker (``between[i]`` run before call i), each
-    call's outputs; then the graphs compiled."""
+    call's outputs; then the graphs compiled. ``again``: the first call made twice, so that every
+    guard judges a call that passes it before one that should fail it."""
+    if again:
+        calls, between = [calls[0], *calls], [None, *(between or ())]
     counted = _Counted(backend)
     compiled = torch.compile(fn, backend=counted, fullgraph=fullgraph)
     found: list[Any] = []
@@ -81,12 +86,13 @@ def _rebind(value: float) -> Callable[[], None]:
     return rebind
 
 
-def guarded_values(backend: Callable) -> list[Any]:
+def guarded_values(backend: Callable, again: bool = False) -> list[Any]:
     """A global, a default, a keyword-only default and a closure cell, each rebound between calls;
     an int, a bool and None against a tensor as arguments."""
+    run = functools.partial(_calls, again=again)
     found: list[Any] = []
     try:
-        found += _calls(backend, _scaled, [lambda: (_x(3),)] * 2, [None, _rebind(5.0)])
+        found += run(backend, _scaled, [lambda: (_x(3),)] * 2, [None, _rebind(5.0)])
     finally:
         _rebind(2.0)()
 
@@ -101,7 +107,7 @@ def guarded_values(backend: Callable) -> list[Any]:
 
     # The defaults of a function the compiled code calls (the compiled function's own come in
     # as its arguments).
-    found += _calls(backend, lambda x: helper(x), [lambda: (_x(3),)] * 3, [None, rebind_default, rebind_keyword])
+    found += run(backend, lambda x: helper(x), [lambda: (_x(3),)] * 3, [None, rebind_default, rebind_keyword])
     cell = [1.0]
 
     def make() -> Callable:
@@ -117,45 +123,47 @@ def guarded_values(backend: Callable) -> list[Any]:
         return closed, change
 
     closed, change = make()
-    found += _calls(backend, closed, [lambda: (_x(3),)] * 2, [None, change])
-    found += _calls(backend, lambda x, n, flag, extra: (x * n if flag else x - n) + (0 if extra is None else extra),
-                    [lambda: (_x(3), 2, True, None), lambda: (_x(3), 3, True, None), lambda: (_x(3), 3, False, None),
-                     lambda: (_x(3), 3, False, _x(3, seed=4))])
+    found += run(backend, closed, [lambda: (_x(3),)] * 2, [None, change])
+    found += run(backend, lambda x, n, flag, extra: (x * n if flag else x - n) + (0 if extra is None else extra),
+                 [lambda: (_x(3), 2, True, None), lambda: (_x(3), 3, True, None), lambda: (_x(3), 3, False, None),
+                  lambda: (_x(3), 3, False, _x(3, seed=4))])
     return found
 
 
-def guarded_tensors(backend: Callable) -> list[Any]:
+def guarded_tensors(backend: Callable, again: bool = False) -> list[Any]:
     """One function called with another dtype, rank, size, stride and requires_grad each call,
     and one whose two arguments are first the same tensor, then distinct."""
+    run = functools.partial(_calls, again=again)
     def f(x: torch.Tensor) -> torch.Tensor:
         return (x * 2 + x.sum(0, keepdim=True)).sin()
 
     square = _x(4, 4)
-    found = _calls(backend, f, [lambda: (_x(4, 4),), lambda: (_x(4, 4).double(),), lambda: (_x(4, 4, 2),),
-                                lambda: (_x(5, 4),), lambda: (square.t(),), lambda: (_x(4, 4, grad=True),)])
+    found = run(backend, f, [lambda: (_x(4, 4),), lambda: (_x(4, 4).double(),), lambda: (_x(4, 4, 2),),
+                             lambda: (_x(5, 4),), lambda: (square.t(),), lambda: (_x(4, 4, grad=True),)])
 
     def update(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         x.add_(1)
         return x * y
 
     a, b = _x(3), _x(3, seed=1)
-    found += _calls(backend, update, [lambda: (a, a), lambda: (a, b)])
+    found += run(backend, update, [lambda: (a, a), lambda: (a, b)])
     return found
 
 
-def guarded_state(backend: Callable) -> list[Any]:
+def guarded_state(backend: Callable, again: bool = False) -> list[Any]:
     """Grad mode, deterministic algorithms and a module's training flag changed between calls;
     a dict's keys, a list's length, an argument's type and a function passed in, changed."""
-    found = _calls(backend, lambda x, w: (x @ w).tanh(), [lambda: (_x(2, 3), _x(3, 2, grad=True))] * 2,
-                   [None, lambda: torch.set_grad_enabled(False)])
+    run = functools.partial(_calls, again=again)
+    found = run(backend, lambda x, w: (x @ w).tanh(), [lambda: (_x(2, 3), _x(3, 2, grad=True))] * 2,
+                [None, lambda: torch.set_grad_enabled(False)])
     torch.set_grad_enabled(True)
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
-    found += _calls(backend, module, [lambda: (_x(5, 3),)] * 2, [None, module.eval])
-    found += _calls(backend, lambda d: sum(value * (index + 1) for index, value in enumerate(d.values())),
-                    [lambda: ({"a": _x(3)},), lambda: ({"a": _x(3), "b": _x(3, seed=2)},)])
-    found += _calls(backend, lambda items: torch.stack(list(items)).sum(0) * len(items),
-                    [lambda: ([_x(3), _x(3, seed=1)],), lambda: ([_x(3), _x(3, seed=1), _x(3, seed=2)],)])
+    found += run(backend, module, [lambda: (_x(5, 3),)] * 2, [None, module.eval])
+    found += run(backend, lambda d: sum(value * (index + 1) for index, value in enumerate(d.values())),
+                 [lambda: ({"a": _x(3)},), lambda: ({"a": _x(3), "b": _x(3, seed=2)},)])
+    found += run(backend, lambda items: torch.stack(list(items)).sum(0) * len(items),
+                 [lambda: ([_x(3), _x(3, seed=1)],), lambda: ([_x(3), _x(3, seed=1), _x(3, seed=2)],)])
 
     class Doubles:
         def apply(self, x: torch.Tensor) -> torch.Tensor:
@@ -165,9 +173,16 @@ def guarded_state(backend: Callable) -> list[Any]:
         def apply(self, x: torch.Tensor) -> torch.Tensor:
             return -x
 
-    found += _calls(backend, lambda how, x: how.apply(x), [lambda: (Doubles(), _x(3)), lambda: (Negates(), _x(3))])
-    found += _calls(backend, lambda op, x: op(x) + 1, [lambda: (torch.sin, _x(3)), lambda: (torch.cos, _x(3))])
+    found += run(backend, lambda how, x: how.apply(x), [lambda: (Doubles(), _x(3)), lambda: (Negates(), _x(3))])
+    found += run(backend, lambda op, x: op(x) + 1, [lambda: (torch.sin, _x(3)), lambda: (torch.cos, _x(3))])
     return found
+
+
+def guards_judged_twice(backend: Callable) -> list[Any]:
+    """The three probes of guards, each first call made twice: a guard stuck at its first answer
+    lets the call that should fail it through."""
+    return [*guarded_values(backend, again=True), *guarded_tensors(backend, again=True),
+            *guarded_state(backend, again=True)]
 
 
 def growing_sizes(backend: Callable) -> list[Any]:
@@ -306,6 +321,53 @@ def runtime(backend: Callable) -> list[Any]:
     return found
 
 
+def runtime_inputs(backend: Callable) -> list[Any]:
+    """Inputs AOTAutograd's runtime treats apart: two views of one tensor, one mutated (a
+    synthetic base); an input saved for backward and modified before it (eager raises); and,
+    through AOTAutograd called directly, as Dynamo passes an object once and replays a
+    metadata mutation itself, one tensor passed twice and mutated, and an input transposed
+    in place."""
+    from functorch.compile import aot_function, nop
+
+    found: list[Any] = []
+
+    def overlapping(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        return x + y
+
+    base = _x(4)
+    found += _calls(backend, overlapping, [lambda: (base[0:2], base[1:3])])
+    found.append(_seen(base))
+
+    def scaled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (x * w).sum()
+
+    x, w = _x(3), _x(3, seed=1, grad=True)
+    try:
+        loss = torch.compile(scaled, backend=backend)(x, w)
+        x.mul_(3)
+        loss.backward()
+        found.append(_seen(w.grad))
+    except Exception as error:  # noqa: BLE001
+        found.append(("raised", type(error).__name__))
+
+    def twice(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.add_(1)
+        return x * y
+
+    def transposes(y: torch.Tensor) -> torch.Tensor:
+        y.t_()
+        return y + 1
+
+    a, b = _x(3), _x(2, 3, seed=1)
+    for fn, args in ((twice, (a, a)), (transposes, (b,))):
+        try:
+            found += [_seen(aot_function(fn, nop)(*args)), _seen(args)]
+        except Exception as error:  # noqa: BLE001
+            found.append(("raised", type(error).__name__))
+    return found
+
+
 def data_ptr(backend: Callable) -> list[Any]:
     """A custom operator whose implementation reads data_ptr, traced with no fake kernel: the
     compile must refuse it."""
@@ -340,9 +402,11 @@ SCRIPTS: dict[str, Callable[[Callable], list[Any]]] = {
     "stack_guarded_values": guarded_values,
     "stack_guarded_tensors": guarded_tensors,
     "stack_guarded_state": guarded_state,
+    "stack_guards_judged_twice": guards_judged_twice,
     "stack_growing_sizes": growing_sizes,
     "stack_side_effects": side_effects,
     "stack_hooks": hooks,
     "stack_runtime": runtime,
+    "stack_runtime_inputs": runtime_inputs,
     "stack_data_ptr": data_ptr,
 }
