@@ -488,16 +488,23 @@ OPTION_OPS = ("argmax", "argmin", "max", "min", "topk", "any", "nansum", "prod",
 OPTIONS_PER_OP = {"quick": 2, "full": 12}
 # The samples of an op searched for those: max_pool2d has 1440 (every kernel size, stride,
 # padding and dilation), its options all set by its first 13, and reading the ATen calls of
-# the rest took 10 s of the group's 14 on aot_eager. No op of op_db sets an option first past
-# its 100th sample (torch 2.13.0, CPU).
+# the rest was most of the group's cost (building the quick tier's calls took 26 s on two
+# loaded cores, 11 s with this bound, the same 75 calls). Of op_db's ops with more samples,
+# none sets an option first past its 100th (linear_cross_entropy's chunked variant; torch
+# 2.13.0, CPU).
 OPTION_SAMPLES_SEARCHED = 128
 # The options group's tests: one per op category (op_category), so that each compiles the
 # calls of a few ops (all of them in one graph took 14 s on aot_eager and 46 s of inductor
 # compiling), a failure names the kind of op, and the default tier can keep one for the
-# operators only it calls. The neural-network functions are split further by what they are
-# and the other ops' (scatter_reduce's five reductions, var_mean's corrections, softmax) by
-# what they are (OPTION_SUBGROUPS, by name), the category's others kept under its own name.
+# operators only it calls. The reductions, the neural-network functions and the ops of no
+# category (scatter_reduce's five reductions, var_mean's corrections, softmax) are split
+# further by what they are (OPTION_SUBGROUPS, by name), a category's others kept under its
+# own name.
 OPTION_SUBGROUPS = {
+    "reductions": {
+        "norms": ("norm",),
+        "index and logical reductions": ("argmax", "argmin", "any", "all"),
+    },
     "neural network": {
         "pooling and padding": ("pool", "pad"),
         "losses": ("loss", "cross_entropy"),
@@ -510,8 +517,9 @@ OPTION_SUBGROUPS = {
         "softmax": ("softmax",),
     },
 }
-OPTION_GROUPS = ("unary pointwise", "binary pointwise", "reductions", "linear algebra", "shape and views", "indexing",
-                 *OPTION_SUBGROUPS["neural network"], "neural network", "sorting", *OPTION_SUBGROUPS["other"], "other")
+OPTION_GROUPS = ("unary pointwise", "binary pointwise", *OPTION_SUBGROUPS["reductions"], "reductions",
+                 "linear algebra", "shape and views", "indexing", *OPTION_SUBGROUPS["neural network"], "neural network",
+                 "sorting", *OPTION_SUBGROUPS["other"], "other")
 # Pairs PyTorch's type promotion documents (test/test_binary_ufuncs.py's test_type_promotion
 # and the torch.result_type rules): a tensor-dtype pair, a 0-d operand of another dtype
 # (which does not widen a dimensioned one of the same category), a Python number.
