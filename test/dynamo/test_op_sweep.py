@@ -272,13 +272,15 @@ class OpSweepTests(BackendTestCase):
             self.skipTest(f"OpInfo '{op.name}' has no {self.dtype_name} samples on {device.selected_name()}")
         op_check(op.op, *with_special_values(first), self.counter, testcase=self, check_gradients=False)
 
-    def check_reference_inputs(self, group: str) -> None:
-        """The group's reference inputs (reference_calls), compiled together, laid out as given."""
+    def check_reference_inputs(self, group: str, part: str | None = None) -> None:
+        """The group's reference inputs (reference_calls; of the options group, those of one of
+        OPTION_GROUPS), compiled together, laid out as given."""
         if self.dtype != torch.float32:
             self.skipTest("the reference-input tests choose their own dtypes: they run in the float32 classes")
-        calls = reference_calls(group)
+        calls = reference_calls(group, part)
         if not calls:
-            self.skipTest(f"no op of the tier has {group} reference inputs on {device.selected_type()}")
+            ops = "no op" if part is None else f"no {part} op"
+            self.skipTest(f"{ops} of the tier has {group} reference inputs on {device.selected_type()}")
         domain = value_domains.Domain(f"reference {group}", REFERENCE_GROUPS[group],
                                       rewrite=lambda call, tensors: list(tensors))
         found = value_domains.batch_check(calls, self.counter, domains=(domain,), testcase=self, exact_layouts=True,
@@ -484,6 +486,40 @@ OPTION_OPS = ("argmax", "argmin", "max", "min", "topk", "any", "nansum", "prod",
               "nn.functional.smooth_l1_loss", "nn.functional.binary_cross_entropy",
               "nn.functional.leaky_relu", "nn.functional.softplus", "nn.functional.hardtanh", "cumsum", "searchsorted")
 OPTIONS_PER_OP = {"quick": 2, "full": 12}
+# The samples of an op searched for those: max_pool2d has 1440 (every kernel size, stride,
+# padding and dilation), its options all set by its first 13, and reading the ATen calls of
+# the rest was most of the group's cost (building the quick tier's calls took 26 s on two
+# loaded cores, 11 s with this bound, the same 75 calls). Of op_db's other ops with more
+# samples, those read through (cdist, linspace, logspace, unfold, max_pool1d,
+# linear_cross_entropy; torch 2.13.0, CPU) set none first past their 100th.
+OPTION_SAMPLES_SEARCHED = 128
+# The options group's tests: one per op category (op_category), so that each compiles the
+# calls of a few ops (all of them in one graph took 14 s on aot_eager and 46 s of inductor
+# compiling), a failure names the kind of op, and the default tier can keep one for the
+# operators only it calls. The reductions, the neural-network functions and the ops of no
+# category (scatter_reduce's five reductions, var_mean's corrections, softmax) are split
+# further by what they are (OPTION_SUBGROUPS, by name), a category's others kept under its
+# own name.
+OPTION_SUBGROUPS = {
+    "reductions": {
+        "norms": ("norm",),
+        "index and logical reductions": ("argmax", "argmin", "any", "all"),
+    },
+    "neural network": {
+        "pooling and padding": ("pool", "pad"),
+        "losses": ("loss", "cross_entropy"),
+        "activations": ("relu", "elu", "gelu", "silu", "mish", "softplus", "softsign", "softshrink", "hardshrink",
+                        "tanhshrink", "hardtanh", "hardswish", "hardsigmoid", "logsigmoid", "threshold", "glu"),
+    },
+    "other": {
+        "scatters": ("scatter",),
+        "statistics": ("var_mean", "std_mean"),
+        "softmax": ("softmax",),
+    },
+}
+OPTION_GROUPS = ("unary pointwise", "binary pointwise", *OPTION_SUBGROUPS["reductions"], "reductions",
+                 "linear algebra", "shape and views", "indexing", *OPTION_SUBGROUPS["neural network"], "neural network",
+                 "sorting", *OPTION_SUBGROUPS["other"], "other")
 # Pairs PyTorch's type promotion documents (test/test_binary_ufuncs.py's test_type_promotion
 # and the torch.result_type rules): a tensor-dtype pair, a 0-d operand of another dtype
 # (which does not widen a dimensioned one of the same category), a Python number.
@@ -523,11 +559,11 @@ def reference_group(category: str, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
-def reference_calls(group: str) -> list[opcheck.Call]:
+def reference_calls(group: str, part: str | None = None) -> list[opcheck.Call]:
     """The calls of one group: each op's first inputs of that group, in float32, with gradients
-    where the op has them."""
+    where the op has them; of the options group, those of the ops of one of OPTION_GROUPS."""
     if group == "options":
-        return option_calls()
+        return option_calls(part)
     where, calls = device.selected_type(), []
     for category, op in reference_ops(group):
         if not op.supports_dtype(torch.float32, where):
@@ -585,19 +621,34 @@ def option_ops() -> list:
     return [op for op in _op_db() if op.name in names and not hands_to_seeding_wrapper(op.op)]
 
 
-def option_calls() -> list[opcheck.Call]:
-    """Of each op, each sample that asks its kernels for an option's value the op's earlier
-    samples did not (a quick-tier op's first QUICK_SAMPLES, its own test's, only count as
-    asked), OPTIONS_PER_OP at most; not an op whose eager calls disagree with each other."""
+def option_group(op) -> str:
+    """The one of OPTION_GROUPS whose test checks an op's options: its category (op_category),
+    or the subgroup of it (OPTION_SUBGROUPS) whose words its name holds."""
+    category = op_category(op)
+    for group, words in OPTION_SUBGROUPS.get(category, {}).items():
+        if any(word in op.name.removeprefix("nn.functional.") for word in words):
+            return group
+    return category if category in OPTION_GROUPS else "other"
+
+
+def option_calls(part: str | None = None) -> list[opcheck.Call]:
+    """Of each op (of OPTION_GROUPS' ``part``, if given), each sample that asks its kernels
+    for an option's value the op's earlier samples did not (a quick-tier op's first
+    QUICK_SAMPLES, its own test's, only count as asked), OPTIONS_PER_OP at most; not an op
+    whose eager calls disagree with each other."""
     where, calls = device.selected_type(), []
     quick = {name for names in QUICK_TIER.values() for name in names}
     for op in option_ops():
+        if part is not None and option_group(op) != part:
+            continue
         if not op.supports_dtype(torch.float32, where):
             continue
         label = op_label(op)
         asked: set[str] = set()
         found = 0
         for index, sample in enumerate(_inputs(op, where, op.sample_inputs)):
+            if index == OPTION_SAMPLES_SEARCHED:
+                break
             args, kwargs = (sample.input, *sample.args), sample.kwargs
             # Which dimension a call reduces or moves is no variant of its kernel.
             new = {name for name in variants_called(op.op, args, kwargs)
@@ -759,12 +810,14 @@ def _promoting_calls(a: torch.Tensor, b: Any) -> list[tuple[str, Callable, tuple
     return calls
 
 
-def _reference_test(group: str):
+def _reference_test(group: str, part: str | None = None):
     def test(self):
-        self.check_reference_inputs(group)
+        self.check_reference_inputs(group, part)
 
-    test.__name__ = "test_reference_" + group.replace(" ", "_")
+    test.__name__ = "test_reference_" + " ".join(filter(None, (group, part))).replace(" ", "_")
     test.__doc__ = f"the ops over PyTorch's reference inputs: {REFERENCE_GROUPS[group]}"
+    if part is not None:
+        test.__doc__ += f"; the {part} ops"
     return test
 
 
@@ -794,8 +847,9 @@ def _populate() -> None:
             setattr(OpSweepTests, special, _make_test(special, f"'{name}' on NaN and infinities",
                                                       lambda name=name: _quick_op(name), samples, gradient_samples,
                                                       special_values=True))
-    for group in REFERENCE_GROUPS:
-        test = _reference_test(group)
+    for group, part in ((group, part) for group in REFERENCE_GROUPS
+                        for part in (OPTION_GROUPS if group == "options" else (None,))):
+        test = _reference_test(group, part)
         setattr(OpSweepTests, test.__name__, test)
     for dtype in value_domains.SWEPT_DTYPES:
         subnormal_tests = dtype.is_floating_point and (full or dtype == torch.float32)

@@ -100,6 +100,22 @@ class QuickTierTests(unittest.TestCase):
                          ["unary pointwise", "unary pointwise", "binary pointwise", "reductions", "reductions",
                           "linear algebra", "indexing", "neural network", "sorting", "other"])
 
+    def test_each_options_test_holds_the_ops_of_its_category_or_subgroup(self):
+        from test.dynamo.test_op_sweep import OPTION_GROUPS, _op_db, op_label, option_group
+
+        ops = {op_label(op): op for op in _op_db()}
+        expected = {
+            "nn.functional.hardtanh": "unary pointwise", "div.floor_rounding": "binary pointwise", "sum": "reductions",
+            "norm": "norms", "linalg.vector_norm": "norms", "argmax": "index and logical reductions",
+            "any": "index and logical reductions", "einsum": "linear algebra", "index_put": "indexing",
+            "nn.functional.avg_pool2d": "pooling and padding", "nn.functional.pad.constant": "pooling and padding",
+            "nn.functional.mse_loss": "losses", "nn.functional.cross_entropy": "losses",
+            "nn.functional.leaky_relu": "activations", "nn.functional.grid_sample": "neural network",
+            "sort": "sorting", "scatter_reduce.sum": "scatters", "var_mean": "statistics", "log_softmax": "softmax",
+            "searchsorted": "other", "max.reduction_with_dim": "other"}
+        self.assertEqual({name: option_group(ops[name]) for name in expected}, expected)
+        self.assertLessEqual(set(expected.values()), set(OPTION_GROUPS))
+
 
 class RandomOpCheckTests(unittest.TestCase):
     def setUp(self):
