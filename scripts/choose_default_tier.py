@@ -24,8 +24,9 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
 * --durations: recorded seconds per test id (test/durations.json by default), for each
   backend's cost;
 * --stack-coverage: scripts/stack_coverage.py's output: per backend, the lines of PyTorch's
-  compile stack each scenario runs, as blocks (lines run by the same scenarios); a backend it
-  did not measure keeps the base's.
+  compile stack each scenario runs, as blocks (lines run by the same scenarios), kept as each
+  block's lines and, per scenario, the blocks it runs as a bitmap (a few hundred bytes); a
+  backend it did not measure keeps the base's.
 
 The data names the tests the default tier may choose: those of the default tier as written
 (not the stress scenarios marked nightly, nor the generated programs past the default tier's
@@ -164,9 +165,13 @@ def _stack_lines(measured: Any, base: Any, scenarios: set[str], path: Path | Non
                     named = tuple(sorted(set(names) & scenarios))
                     if named:
                         blocks[named] = blocks.get(named, 0) + int(size)
-                kept[backend] = {"lines": sum(blocks.values()),
-                                 "blocks": [[size, list(names)] for names, size in
-                                            sorted(blocks.items(), key=lambda item: (-item[1], item[0]))]}
+                ordered = sorted(blocks.items(), key=lambda item: (-item[1], item[0]))
+                runs: dict[str, set[int]] = {}
+                for block, (names, _) in enumerate(ordered):
+                    for name in names:
+                        runs.setdefault(name, set()).add(block)
+                kept[backend] = {"lines": sum(blocks.values()), "sizes": [size for _, size in ordered],
+                                 "scenarios": {name: default_tier.encode_blocks(found) for name, found in sorted(runs.items())}}
                 about[backend] = {"torch": measured["torch"], "packages": measured["packages"],
                                   "tests": found["tests"], "wall_s": found["wall_s"],
                                   "written": datetime.date.today().isoformat()}

@@ -41,6 +41,7 @@ Imports no torch.
 
 from __future__ import annotations
 
+import base64
 import collections
 import functools
 import heapq
@@ -80,15 +81,15 @@ KERNEL_WEIGHT = 0.05
 # Past the budget, second killers of the kept mutants (``Entry.kept_kills``) may cost this
 # share of the budget more: on 2 cores aot_eager's all fit, inductor's cheapest.
 KEPT_SHARE = 0.1
-# A line of PyTorch's compile stack (torch/_dynamo, _functorch, fx, _inductor...: what
-# scripts/stack_coverage.py measures each test runs) is wanted from one test of the tier, and
-# weighs LINE_WEIGHT of a kill: a regression anywhere the pool runs should fire in a test the
-# default tier runs too. Past the budget, tests that run most of the lines the tier misses per
-# second are kept until it runs LINES_WANTED of the pool's lines; and every ATen operator the
-# pool calls is kept by a test that calls it (a kernel bug in one op no default test calls
-# never fires by default). A backend the data holds no lines for is judged by LINES_FROM's.
-LINE = "lines "
-LINE_WEIGHT = 0.002
+# The lines of PyTorch's compile stack (torch/_dynamo, _functorch, fx, _inductor...: what
+# scripts/stack_coverage.py measures each test runs): a regression anywhere the pool runs
+# should fire in a test the default tier runs too. Past the budget, the tests that run most of
+# the lines the tier misses per second are kept until it runs LINES_WANTED of the pool's; and
+# every ATen operator the pool calls is kept by a test that calls it (a kernel bug in an op no
+# default test calls never fires by default). The lines are no part of the cover inside the
+# budget: at even a ten-thousandth of a kill per line it took 50 to 150 more cheap tests for 3
+# points more of the lines, and lost kills (2026-12-06), while the cover of kills alone runs
+# 92-94 % of them. A backend the data holds no lines for is judged by LINES_FROM's.
 LINES_WANTED = 0.9
 LINES_FROM = "aot_eager"
 RECORDED = ("eager", "aot_eager", "inductor")
@@ -176,16 +177,24 @@ def read(path: str) -> dict[str, Entry]:
                             "python scripts/choose_default_tier.py") from None
 
 
+def encode_blocks(blocks: set[int]) -> str:
+    """A set of block numbers as the data keeps it: a bitmap, base64."""
+    bits = bytearray((max(blocks) // 8 + 1) if blocks else 0)
+    for block in blocks:
+        bits[block // 8] |= 1 << (block % 8)
+    return base64.b64encode(bytes(bits)).decode("ascii")
+
+
+def decode_blocks(text: str) -> list[int]:
+    return [index * 8 + bit for index, byte in enumerate(base64.b64decode(text)) for bit in range(8) if byte >> bit & 1]
+
+
 def _lines_by_scenario(stack_lines: dict[str, Any]) -> dict[str, dict[str, list[tuple[int, int]]]]:
-    """backend -> scenario -> its (block, lines) pairs, from the data's blocks (each: lines,
-    the scenarios that run them)."""
-    found: dict[str, dict[str, list[tuple[int, int]]]] = {}
-    for backend, measured in stack_lines.items():
-        by_scenario = found.setdefault(backend, {})
-        for block, (size, scenarios) in enumerate(measured["blocks"]):
-            for scenario in scenarios:
-                by_scenario.setdefault(scenario, []).append((block, int(size)))
-    return found
+    """backend -> scenario -> its (block, lines) pairs, from the data's ``stack_lines``: per
+    backend, each block's lines (``sizes``) and each scenario's blocks (``scenarios``)."""
+    return {backend: {scenario: [(block, int(measured["sizes"][block])) for block in decode_blocks(bits)]
+                      for scenario, bits in measured["scenarios"].items()}
+            for backend, measured in stack_lines.items()}
 
 
 def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
@@ -218,9 +227,7 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     budget += spent
     left = {scenario for scenario in entries if scenario not in chosen}
     weighed = {scenario: [(element, KERNEL_WEIGHT, 1) if element.startswith(KERNEL) else (element, 1.0, REDUNDANCY)
-                          for element in entries[scenario].elements()]
-                         + [(f"{LINE}{block}", size * LINE_WEIGHT, 1) for block, size in entries[scenario].blocks(backend)]
-               for scenario in left}
+                          for element in entries[scenario].elements()] for scenario in left}
 
     def adds(scenario: str) -> float:
         return sum(weight for element, weight, wanted in weighed[scenario] if shown[element] < wanted)

@@ -124,11 +124,13 @@ class ChooseTests(unittest.TestCase):
             self.assertNotIn("test_x.F.test_guard", default_tier.choose(scenarios, "aot_eager", budget=2.0))
 
     def test_past_the_budget_every_operator_and_most_compile_stack_lines_of_the_pool(self):
-        blocks = [[900, ["test_x.F.test_stack"]], [50, ["test_x.F.test_cheap", "test_x.F.test_stack"]],
-                  [60, ["test_x.F.test_few_lines"]]]
+        runs = {"test_x.F.test_stack": default_tier.encode_blocks({0, 1}),
+                "test_x.F.test_cheap": default_tier.encode_blocks({1}),
+                "test_x.F.test_few_lines": default_tier.encode_blocks({2})}
         with tempfile.TemporaryDirectory() as directory:
             path = Path(directory) / "tier.json"
-            path.write_text(json.dumps({"stack_lines": {"aot_eager": {"lines": 1010, "blocks": blocks}}, "scenarios": {
+            path.write_text(json.dumps({"stack_lines": {"aot_eager": {"lines": 1010, "sizes": [900, 50, 60],
+                                                                      "scenarios": runs}}, "scenarios": {
                 **SCENARIOS, "test_x.F.test_rare_op": entry(kernels=["cube", "cube: nan"], aot_eager=40.0),
                 "test_x.F.test_stack": entry(aot_eager=40.0), "test_x.F.test_few_lines": entry(aot_eager=39.0)}}))
             scenarios = default_tier.read(str(path))
@@ -315,6 +317,10 @@ class StackCoverageScriptTests(unittest.TestCase):
 
 
 class ConsoleTests(unittest.TestCase):
+    def test_blocks_are_kept_as_a_bitmap(self):
+        for blocks in (set(), {0}, {7, 8, 2279}, set(range(0, 3000, 3))):
+            self.assertEqual(default_tier.decode_blocks(default_tier.encode_blocks(blocks)), sorted(blocks))
+
     def test_the_console_says_what_each_default_tier_reaches_of_the_pool(self):
         from harness.report import console
         from harness.report.results import RunResults
@@ -399,8 +405,8 @@ class ChooseScriptTests(unittest.TestCase):
                                                "--real-runs"]), 0)
         data = json.loads((self.tmp / "tier.json").read_text())
         # A scenario the data does not name runs no line; blocks it leaves alike merge.
-        self.assertEqual(data["stack_lines"]["aot_eager"], {"lines": 15, "blocks": [[12, ["test_x.F.test_a"]],
-                                                                                     [3, ["test_x.F.test_b"]]]})
+        self.assertEqual(data["stack_lines"]["aot_eager"], {"lines": 15, "sizes": [12, 3], "scenarios": {
+            "test_x.F.test_a": default_tier.encode_blocks({0}), "test_x.F.test_b": default_tier.encode_blocks({1})}})
         self.assertIn("15 of 15 compile-stack lines", out.getvalue())
         with mock.patch.object(self.script, "_pool", return_value=pool), mock.patch("sys.stdout"):
             self.script.main(["--base", str(self.tmp / "tier.json"), "--durations", str(self.tmp / "durations.json"),
