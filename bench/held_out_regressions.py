@@ -294,6 +294,15 @@ def _mutates(node: torch.fx.Node) -> bool:
     return False
 
 
+def _read_off_an_object(source: Any) -> bool:
+    chain = []
+    while source is not None:
+        chain.append(type(source).__name__)
+        source = getattr(source, "base", None)
+    return bool(chain) and (chain[-1] in ("GlobalSource", "GlobalWeakRefSource") or any(
+        name.endswith(("AttrSource", "NNModuleSource", "ParamBufferSource")) for name in chain))
+
+
 def _frozen_inputs(gm: torch.fx.GraphModule) -> dict[int, torch.Tensor]:
     """The inputs of Dynamo's graph read through a module or a global, unmutated and without grad,
     each with a copy of its value when traced."""
@@ -301,8 +310,9 @@ def _frozen_inputs(gm: torch.fx.GraphModule) -> dict[int, torch.Tensor]:
     for position, node in enumerate(gm.graph.find_nodes(op="placeholder")):
         grapharg = node.meta.get("grapharg")
         source, example = getattr(grapharg, "source", None), getattr(grapharg, "example", None)
-        # A plain argument of the frame (L['x']) is passed in; what is read through something else is frozen.
-        if getattr(source, "base", None) is None or type(example) is not torch.Tensor or example.requires_grad \
+        # Frozen: what is read off an object (a module's buffer, obj.table) or a global; an argument,
+        # an element of a list argument or a closure cell is passed in as ever.
+        if not _read_off_an_object(source) or type(example) is not torch.Tensor or example.requires_grad \
                 or _mutates(node) or not node.users:
             continue
         frozen[position] = example.detach().clone()
