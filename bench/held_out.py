@@ -42,7 +42,9 @@ FINE = frozenset(name for name in reported() if not named(name).unexpected)
 def _run(args: list[str], report_dir: Path, env: dict[str, str] | None = None) -> None:
     command = [sys.executable, "run_tests.py", "--report-dir", str(report_dir), *args]
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, check=False)
+    ran = subprocess.run(command, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, check=False)
+    if ran.returncode == 2:  # a usage or configuration error: no results, the fault is not run
+        print(f"  run_tests.py exited 2: {report_dir} has no run", flush=True)
 
 
 def run_all(report_dir: Path, extra: list[str]) -> None:

@@ -149,6 +149,7 @@ def _aot_graph_pass(rewrite: Callable[[torch.fx.GraphModule], bool], inference: 
 def _runtime(wrap: Callable[[Callable, tuple], Any]) -> Patch:
     """Around every call of a compiled region (AOTAutograd's runtime wrapper): ``wrap(call, args)``."""
     def install() -> Callable[[], None]:
+        import torch._functorch.aot_autograd  # noqa: F401  (first: its package imports runtime_wrappers in order)
         from torch._functorch._aot_autograd import runtime_wrappers
 
         def make(original: Callable) -> Callable:
@@ -168,6 +169,7 @@ def _epilogue(name: str, wrap: Callable[[Callable, Any], Callable]) -> Patch:
     """``wrap(step, runtime_metadata)`` replaces the epilogue's step ``name`` (_apply_mutations_ or
     _replay_aliases_) in each runtime wrapper generated from now on."""
     def install() -> Callable[[], None]:
+        import torch._functorch.aot_autograd  # noqa: F401  (first: its package imports runtime_wrappers in order)
         from torch._functorch._aot_autograd import runtime_wrappers
 
         def make(original: Callable) -> Callable:
