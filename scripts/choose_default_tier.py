@@ -3,7 +3,7 @@
 which the default tier is chosen per backend (harness/testcase/default_tier.py).
 
     python scripts/choose_default_tier.py MUTATION_SCORE_JSON [MORE_JSON ...] [--real-runs DIR ...]
-                                          [--durations FILE] [--out FILE]
+                                          [--durations FILE] [--stack-coverage FILE] [--out FILE]
     python scripts/choose_default_tier.py --base harness/default_tier.json [MORE_JSON ...] [...]
 
 * MUTATION_SCORE_JSON: scripts/mutation_score.py's report of the nightly tier: per test, the
@@ -22,7 +22,10 @@ which the default tier is chosen per backend (harness/testcase/default_tier.py).
   snapshot by default): per problem of each run, the tests that showed it; the default tier
   keeps one of each;
 * --durations: recorded seconds per test id (test/durations.json by default), for each
-  backend's cost.
+  backend's cost;
+* --stack-coverage: scripts/stack_coverage.py's output: per backend, the lines of PyTorch's
+  compile stack each scenario runs, as blocks (lines run by the same scenarios); a backend it
+  did not measure keeps the base's.
 
 The data names the tests the default tier may choose: those of the default tier as written
 (not the stress scenarios marked nightly, nor the generated programs past the default tier's
@@ -148,6 +151,30 @@ def _layers(report: Any) -> dict[str, dict[str, Any]]:
     return score.get("layers") or {"kernel": {key: score[key] for key in ("killed", "non_equivalent", "ratio")}}
 
 
+def _stack_lines(measured: Any, base: Any, scenarios: set[str], path: Path | None) -> dict[str, Any]:
+    """The data's compile-stack lines (scripts/stack_coverage.py's blocks, of the scenarios the
+    data names), from ``measured`` where given (a backend it did not measure keeps the base's)."""
+    kept = dict((base or {}).get("stack_lines", {}))
+    about = dict((base or {}).get("stack_coverage", {}))
+    if measured is not None:
+        try:
+            for backend, found in measured["backends"].items():
+                blocks: dict[tuple[str, ...], int] = {}
+                for size, names in found["blocks"]:
+                    named = tuple(sorted(set(names) & scenarios))
+                    if named:
+                        blocks[named] = blocks.get(named, 0) + int(size)
+                kept[backend] = {"lines": sum(blocks.values()),
+                                 "blocks": [[size, list(names)] for names, size in
+                                            sorted(blocks.items(), key=lambda item: (-item[1], item[0]))]}
+                about[backend] = {"torch": measured["torch"], "packages": measured["packages"],
+                                  "tests": found["tests"], "wall_s": found["wall_s"],
+                                  "written": datetime.date.today().isoformat()}
+        except (KeyError, TypeError, ValueError) as error:
+            _fail(f"--stack-coverage {path}: not scripts/stack_coverage.py's output ({error!r})")
+    return {"stack_coverage": about, "stack_lines": kept} if kept else {}
+
+
 def one_way_flags(kernels: set[str]) -> list[str]:
     """``op: flag=value`` for each flag of an operator (harness.features.views.argument_variants)
     that the kernel conditions met hold one way only: the variant no test asks for."""
@@ -166,6 +193,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--real-runs", type=Path, nargs="*",
                         default=[SNAPSHOT / "openvino", SNAPSHOT / "iree"])
     parser.add_argument("--durations", type=Path, default=ROOT / "test" / "durations.json")
+    parser.add_argument("--stack-coverage", type=Path, default=None, metavar="FILE")
     parser.add_argument("--out", type=Path, default=default_tier.DATA)
     args = parser.parse_args(argv)
     if not args.scores and args.base is None:
@@ -174,6 +202,7 @@ def main(argv: list[str]) -> int:
         reports = [json.loads(path.read_text()) for path in args.scores]
         durations = json.loads(args.durations.read_text())
         base = json.loads(args.base.read_text()) if args.base is not None else None
+        lines = json.loads(args.stack_coverage.read_text()) if args.stack_coverage is not None else None
     except (OSError, ValueError) as error:
         _fail(str(error))
     for path, report in zip(args.scores, reports):
@@ -238,7 +267,8 @@ def main(argv: list[str]) -> int:
             # the backend's faults of whole calls (what every call is watched for).
             "kept_mutants": sorted(name for name, spec in mutant_catalogue.MUTANTS.items()
                                    if spec.stack or spec.fault in {*faults.CALL_FAULTS, *faults.GRAPH_FAULTS}),
-            "scenarios": dict(sorted(scenarios.items()))}
+            "scenarios": dict(sorted(scenarios.items())),
+            **_stack_lines(lines, base, set(scenarios), args.stack_coverage)}
     write_atomic(args.out, json.dumps(data, indent=1) + "\n")
     default_tier.read.cache_clear()
     entries = default_tier.read(str(args.out))
@@ -251,8 +281,13 @@ def main(argv: list[str]) -> int:
         spent = sum(entries[name].cost(backend, default_tier.GRAPH_SECONDS) for name in chosen)
         killed = {name for scenario in chosen for name in entries[scenario].kills}
         met = {name for scenario in chosen for name in entries[scenario].kernels}
+        reached = default_tier.reach(entries, chosen, backend)
+        lines_met = (" {} of {} compile-stack lines".format(*reached["stack_lines"])
+                     + (f" (measured on {reached['lines_from']})" if reached["lines_from"] != backend else "")
+                     if "stack_lines" in reached else "")
         print(f"  {backend}: default tier {len(chosen)} scenarios, {spent:.0f} s of {total:.0f} s recorded; "
-              f"{len(killed)} of {len(kills)} mutants killed, {len(met)} of {len(kernels)} kernel conditions met")
+              f"{len(killed)} of {len(kills)} mutants killed, {len(met)} of {len(kernels)} kernel conditions met; "
+              "{} of {} ATen operators;".format(*reached["operators"]) + lines_met)
     unknown = default_tier.choose(entries, "a backend without recordings")
     print(f"  a backend without recordings: {len(unknown)} scenarios")
     unasked = one_way_flags(kernels)

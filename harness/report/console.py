@@ -78,7 +78,21 @@ def tier_lines(results: RunResults) -> list[str]:
     budget = next((entry["budget_s"] for entry in chosen.values() if entry.get("budget_s")), None)
     shares = ", ".join(f"{backend} {entry['default']} of {entry['scenarios']}" for backend, entry in chosen.items())
     return ["default tier: the tests that catch most per second of each backend's time"
-            + (f" within {budget:g} s" if budget else "") + f" ({shares}); --tier nightly runs them all"]
+            + (f" within {budget:g} s" if budget else "") + f" ({shares}); --tier nightly runs them all",
+            *(line for backend, entry in chosen.items() if (line := _reach_line(backend, entry)))]
+
+
+def _reach_line(backend: str, entry: dict) -> str:
+    """What a backend's default tier reaches of what the nightly pool reaches."""
+    parts = []
+    if entry.get("operators"):
+        parts.append("{} of {} ATen operators".format(*entry["operators"]))
+    if entry.get("stack_lines"):
+        met, total = entry["stack_lines"]
+        measured = entry.get("lines_from")
+        parts.append(f"{100 * met / max(total, 1):.0f} % of {total} lines of the compile stack"
+                     + (f" (as measured on {measured})" if measured and measured != backend else ""))
+    return f"  {backend}'s default tier reaches {' and '.join(parts)} the nightly pool reaches" if parts else ""
 
 
 def left_broken_lines(results: RunResults) -> list[str]:

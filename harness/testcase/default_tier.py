@@ -17,7 +17,10 @@ and by a second one within KEPT_SHARE of the budget more: a regression of the la
 suite is about fails every default run, twice where that is cheap. For a backend without
 recordings (a real backend: OpenVINO's and IREE-Turbine's problems were found so), every
 problem a real backend showed is kept in any case, by its cheapest test, on top of the budget;
-for eager, aot_eager and inductor such a problem counts as a kill does. Every other test of
+for eager, aot_eager and inductor such a problem counts as a kill does. Then every ATen
+operator the pool calls, and tests until the tier runs LINES_WANTED of the lines of PyTorch's
+compile stack the pool runs on that backend (scripts/stack_coverage.py measures them): a
+regression anywhere the nightly pool reaches fires in the default run too. Every other test of
 the pool runs in the nightly tier only: none is deleted, and ``--tier nightly`` runs them all.
 
 With a budget of its own (``--budget SECONDS``, DYNAMO_SUITE_BUDGET), the cover stops at
@@ -43,7 +46,7 @@ import functools
 import heapq
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -77,7 +80,21 @@ KERNEL_WEIGHT = 0.05
 # Past the budget, second killers of the kept mutants (``Entry.kept_kills``) may cost this
 # share of the budget more: on 2 cores aot_eager's all fit, inductor's cheapest.
 KEPT_SHARE = 0.1
+# A line of PyTorch's compile stack (torch/_dynamo, _functorch, fx, _inductor...: what
+# scripts/stack_coverage.py measures each test runs) is wanted from one test of the tier, and
+# weighs LINE_WEIGHT of a kill: a regression anywhere the pool runs should fire in a test the
+# default tier runs too. Past the budget, tests that run most of the lines the tier misses per
+# second are kept until it runs LINES_WANTED of the pool's lines; and every ATen operator the
+# pool calls is kept by a test that calls it (a kernel bug in one op no default test calls
+# never fires by default). A backend the data holds no lines for is judged by LINES_FROM's.
+LINE = "lines "
+LINE_WEIGHT = 0.002
+LINES_WANTED = 0.9
+LINES_FROM = "aot_eager"
 RECORDED = ("eager", "aot_eager", "inductor")
+# The modules that mirror PyTorch's own test_aot_autograd.py and test_python_autograd.py: each of
+# their families is in every default tier.
+SEED_MODULES = ("test_aot_autograd", "test_python_autograd")
 # Below this a test's cost counts as this much: what starting any test costs the harness.
 SMALLEST_COST_S = 0.05
 
@@ -96,6 +113,17 @@ class Entry:
     # ``kept_mutants``, _keep_killers): Dynamo's and AOTAutograd's, the layers the suite is about,
     # and the backend's faults of whole calls, which the observations of every call catch.
     kept_kills: frozenset[str] = frozenset()
+    # Per backend, the blocks of compile-stack lines it runs: (block, lines in it), a block
+    # being the lines run by exactly the same scenarios (scripts/stack_coverage.py).
+    lines: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def operators(self) -> set[str]:
+        """The ATen operators its graphs called (``kernels`` without a condition)."""
+        return {name for name in self.kernels if ":" not in name}
+
+    def blocks(self, backend: str) -> tuple[tuple[int, int], ...]:
+        """Its blocks of compile-stack lines on ``backend`` (LINES_FROM's for one not measured)."""
+        return self.lines.get(backend, self.lines.get(LINES_FROM, ()))
 
     def elements(self) -> set[str]:
         return {*(f"kill {name}" for name in self.kills), *(f"covers {name}" for name in self.covers),
@@ -136,14 +164,28 @@ def read(path: str) -> dict[str, Entry]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         kept = frozenset(data.get("kept_mutants", ()))
+        lines = _lines_by_scenario(data.get("stack_lines", {}))
         return {scenario: Entry(frozenset(entry.get("kills", ())), frozenset(entry.get("covers", ())),
                                 frozenset(entry.get("shows", ())), int(entry.get("graphs", 0)),
                                 {key: float(value) for key, value in entry.get("seconds", {}).items()},
-                                frozenset(entry.get("kernels", ())), frozenset(entry.get("kills", ())) & kept)
+                                frozenset(entry.get("kernels", ())), frozenset(entry.get("kills", ())) & kept,
+                                {backend: tuple(by_scenario.get(scenario, ())) for backend, by_scenario in lines.items()})
                 for scenario, entry in data["scenarios"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise TierDataError(f"{path}: not a default-tier file ({error}); rewrite it with "
                             "python scripts/choose_default_tier.py") from None
+
+
+def _lines_by_scenario(stack_lines: dict[str, Any]) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """backend -> scenario -> its (block, lines) pairs, from the data's blocks (each: lines,
+    the scenarios that run them)."""
+    found: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for backend, measured in stack_lines.items():
+        by_scenario = found.setdefault(backend, {})
+        for block, (size, scenarios) in enumerate(measured["blocks"]):
+            for scenario in scenarios:
+                by_scenario.setdefault(scenario, []).append((block, int(size)))
+    return found
 
 
 def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
@@ -176,7 +218,9 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     budget += spent
     left = {scenario for scenario in entries if scenario not in chosen}
     weighed = {scenario: [(element, KERNEL_WEIGHT, 1) if element.startswith(KERNEL) else (element, 1.0, REDUNDANCY)
-                          for element in entries[scenario].elements()] for scenario in left}
+                          for element in entries[scenario].elements()]
+                         + [(f"{LINE}{block}", size * LINE_WEIGHT, 1) for block, size in entries[scenario].blocks(backend)]
+               for scenario in left}
 
     def adds(scenario: str) -> float:
         return sum(weight for element, weight, wanted in weighed[scenario] if shown[element] < wanted)
@@ -205,12 +249,51 @@ def choose(entries: dict[str, Entry], backend: str, budget: float | None = None,
     # --budget keeps to itself.
     if complete:
         _keep_killers(entries, cost, left, shown, take, budget)
+        # Every family of the seed modules (the documented scenarios: the LSTM, input mutation,
+        # duplicated arguments, double backward, grad mode, data_ptr, expand mutation, the
+        # Python autograd tape...) runs at least once: its cheapest test.
+        families: dict[str, list[str]] = {}
+        for scenario in entries:
+            module, family, _ = scenario.split(".", 2)
+            if module in SEED_MODULES:
+                families.setdefault(f"{module}.{family}", []).append(scenario)
+        for family, members in sorted(families.items()):
+            if not any(member in chosen for member in members):
+                cheapest = min(members, key=lambda scenario: (cost[scenario], scenario))
+                left.discard(cheapest)
+                take(cheapest)
         for feature in sorted({feature for entry in entries.values() for feature in entry.covers} - {
                 feature for scenario in chosen for feature in entries[scenario].covers}):
             if not shown[f"covers {feature}"]:
                 take(min((scenario for scenario in left if feature in entries[scenario].covers),
                          key=lambda scenario: (cost[scenario], scenario)))
+        _keep_reach(entries, cost, left, backend, chosen, take)
     return chosen
+
+
+def _keep_reach(entries: dict[str, Entry], cost: dict[str, float], left: set[str], backend: str,
+                chosen: list[str], take: Callable[[str], None]) -> None:
+    """Past the budget: every ATen operator the pool calls, then LINES_WANTED of the compile-stack
+    lines it runs, each time the test that adds most of what is missing per second."""
+    def cover(wanted: dict[Any, int], of: Callable[[str], dict], enough: float) -> None:
+        have = {key for scenario in chosen for key in of(scenario)}
+        total = sum(weight for key, weight in wanted.items())
+        missing = {key: weight for key, weight in wanted.items() if key not in have}
+        while missing and total - sum(missing.values()) < enough * total:
+            gains = {scenario: sum(missing.get(key, 0) for key in of(scenario)) for scenario in left}
+            best = max((scenario for scenario in gains if gains[scenario]),
+                       key=lambda scenario: (gains[scenario] / cost[scenario], scenario), default=None)
+            if best is None:
+                return
+            left.discard(best)
+            take(best)
+            for key in of(best):
+                missing.pop(key, None)
+
+    cover({name: 1 for entry in entries.values() for name in entry.operators()},
+          lambda scenario: dict.fromkeys(entries[scenario].operators(), 1), 1.0)
+    cover({block: size for entry in entries.values() for block, size in entry.blocks(backend)},
+          lambda scenario: dict(entries[scenario].blocks(backend)), LINES_WANTED)
 
 
 def _keep_killers(entries: dict[str, Entry], cost: dict[str, float], left: set[str],
@@ -326,4 +409,17 @@ def summary(backend: str) -> dict[str, Any]:
     chosen = _chosen(data_path(), backend, budget, graph_seconds) if entries else frozenset()
     return {"scenarios": len(entries), "default": len(chosen),
             "seconds": round(sum(entries[name].cost(backend, graph_seconds) for name in chosen), 1),
-            "budget_s": budget}
+            "budget_s": budget, **reach(entries, chosen, backend)}
+
+
+def reach(entries: dict[str, Entry], chosen: Any, backend: str) -> dict[str, Any]:
+    """What the chosen scenarios reach of what the pool reaches on ``backend``: ATen operators
+    and compile-stack lines (``lines_from``: the backend whose lines the data holds)."""
+    operators = {name for entry in entries.values() for name in entry.operators()}
+    blocks = {block: size for entry in entries.values() for block, size in entry.blocks(backend)}
+    met = {block for scenario in chosen for block, _ in entries[scenario].blocks(backend)}
+    measured = next((name for name in (backend, LINES_FROM) if any(entry.lines.get(name) for entry in entries.values())),
+                    None)
+    return {"operators": [len({name for scenario in chosen for name in entries[scenario].operators()}), len(operators)],
+            **({"stack_lines": [sum(blocks[block] for block in met), sum(blocks.values())], "lines_from": measured}
+               if measured else {})}

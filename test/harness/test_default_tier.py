@@ -123,6 +123,39 @@ class ChooseTests(unittest.TestCase):
             # --budget keeps to itself.
             self.assertNotIn("test_x.F.test_guard", default_tier.choose(scenarios, "aot_eager", budget=2.0))
 
+    def test_past_the_budget_every_operator_and_most_compile_stack_lines_of_the_pool(self):
+        blocks = [[900, ["test_x.F.test_stack"]], [50, ["test_x.F.test_cheap", "test_x.F.test_stack"]],
+                  [60, ["test_x.F.test_few_lines"]]]
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"stack_lines": {"aot_eager": {"lines": 1010, "blocks": blocks}}, "scenarios": {
+                **SCENARIOS, "test_x.F.test_rare_op": entry(kernels=["cube", "cube: nan"], aot_eager=40.0),
+                "test_x.F.test_stack": entry(aot_eager=40.0), "test_x.F.test_few_lines": entry(aot_eager=39.0)}}))
+            scenarios = default_tier.read(str(path))
+        self.assertEqual(scenarios["test_x.F.test_stack"].blocks("inductor"), ((0, 900), (1, 50)))  # aot_eager's
+        chosen = default_tier.choose(scenarios, "aot_eager")
+        # The only caller of an operator, whatever it costs; then lines until LINES_WANTED of them
+        # (950 of 1010: the 60 more are not needed).
+        self.assertLessEqual({"test_x.F.test_rare_op", "test_x.F.test_stack"}, set(chosen))
+        self.assertNotIn("test_x.F.test_few_lines", chosen)
+        reached = default_tier.reach(scenarios, chosen, "inductor")
+        self.assertEqual(reached, {"operators": [1, 1], "stack_lines": [950, 1010], "lines_from": "aot_eager"})
+        self.assertNotIn("test_x.F.test_stack", default_tier.choose(scenarios, "aot_eager", budget=2.0))
+
+    def test_every_family_of_the_seed_modules_has_its_cheapest_test(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"scenarios": {
+                **SCENARIOS, "test_aot_autograd.LSTMTests.test_short": entry([], [], aot_eager=30.0),
+                "test_aot_autograd.LSTMTests.test_long": entry([], [], aot_eager=90.0),
+                "test_other.LSTMTests.test_short": entry([], [], aot_eager=30.0)}}))
+            scenarios = default_tier.read(str(path))
+        chosen = default_tier.choose(scenarios, "aot_eager")
+        self.assertIn("test_aot_autograd.LSTMTests.test_short", chosen)
+        self.assertNotIn("test_aot_autograd.LSTMTests.test_long", chosen)
+        self.assertNotIn("test_other.LSTMTests.test_short", chosen)  # not a seed module
+        self.assertNotIn("test_aot_autograd.LSTMTests.test_short", default_tier.choose(scenarios, "aot_eager", budget=2.0))
+
     def _rare(self) -> str:
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
@@ -237,6 +270,69 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class StackCoverageScriptTests(unittest.TestCase):
+    """scripts/stack_coverage.py: lines run by the same scenarios are one block; a test that
+    ends its worker is named, and its chunk runs again without it."""
+
+    def setUp(self) -> None:
+        import importlib.util
+
+        path = Path(__file__).resolve().parents[2] / "scripts" / "stack_coverage.py"
+        spec = importlib.util.spec_from_file_location("stack_coverage", path)
+        self.script = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.script)
+
+    def test_lines_run_by_the_same_scenarios_are_one_block(self):
+        reached = {("torch/fx/a.py", 1): {"t.A.a", "t.A.b"}, ("torch/fx/a.py", 2): {"t.A.a", "t.A.b"},
+                   ("torch/_dynamo/b.py", 7): {"t.A.b", "t.A.a"}, ("torch/_dynamo/b.py", 8): {"t.A.a"}}
+        self.assertEqual(self.script.blocks(reached), {
+            "lines": 4, "files": {"torch/_dynamo/b.py": 2, "torch/fx/a.py": 2},
+            "blocks": [[3, ["t.A.a", "t.A.b"]], [1, ["t.A.a"]]]})
+
+    def test_a_test_that_ends_its_worker_is_named_and_its_chunk_goes_on(self):
+        import threading
+
+        runs = []
+
+        def run(command, input, **kwargs):  # noqa: A002 -- subprocess.run's own name
+            ids = [json.loads(line)["id"] for line in input.decode().splitlines()]
+            out = Path(command[command.index("--out") + 1])
+            runs.append(ids)
+            if "t.A.crashes" in ids:  # it ends the process after saying it started
+                out.with_suffix(".progress").write_text("t.A.first\nt.A.crashes\n")
+                return
+            out.write_text(json.dumps({"done": ids, "outcomes": {}, "lines": {}}))
+
+        results, crashed = [], []
+        with tempfile.TemporaryDirectory() as work, mock.patch.object(self.script.subprocess, "run", run), \
+                mock.patch("sys.stdout"):
+            self.script._run_chunk("aot_eager", ["t.A.first", "t.A.crashes", "t.A.last"],
+                                   {"t.A.first": 1.0, "t.A.crashes": 1.0, "t.A.last": 1.0}, Path(work), 0,
+                                   results, crashed, threading.Lock())
+        self.assertEqual(crashed, ["t.A.crashes"])
+        self.assertEqual(runs, [["t.A.first", "t.A.crashes", "t.A.last"], ["t.A.first", "t.A.last"]])
+        self.assertEqual([result["done"] for result in results], [["t.A.first", "t.A.last"]])
+
+
+class ConsoleTests(unittest.TestCase):
+    def test_the_console_says_what_each_default_tier_reaches_of_the_pool(self):
+        from harness.report import console
+        from harness.report.results import RunResults
+
+        run = {"default_tier": {
+            "aot_eager": {"scenarios": 10, "default": 3, "operators": [7, 7], "stack_lines": [91, 100],
+                          "lines_from": "aot_eager"},
+            "inductor": {"scenarios": 10, "default": 4, "operators": [6, 7], "stack_lines": [90, 100],
+                         "lines_from": "aot_eager"}}}
+        lines = console.tier_lines(RunResults(run=run, tests=[]))
+        self.assertIn("aot_eager 3 of 10, inductor 4 of 10", lines[0])
+        self.assertEqual(lines[1:], [
+            "  aot_eager's default tier reaches 7 of 7 ATen operators and 91 % of 100 lines of the compile stack "
+            "the nightly pool reaches",
+            "  inductor's default tier reaches 6 of 7 ATen operators and 90 % of 100 lines of the compile stack "
+            "(as measured on aot_eager) the nightly pool reaches"])
+
+
 class ChooseScriptTests(unittest.TestCase):
     """scripts/choose_default_tier.py: the data from a nightly kill matrix, durations and real runs."""
 
@@ -285,6 +381,31 @@ class ChooseScriptTests(unittest.TestCase):
                                                    "seconds": {"inductor": 9.0, "aot_eager": 0.5}})
         self.assertEqual(data["test_x.F.test_b"]["shows"], ["openvino: check: AssertionError: output: values differ"])
         self.assertEqual(data["test_x.G.test_c"]["seconds"], {"eager": 3.0, "aot_eager": 3.0, "inductor": 3.0})
+
+    def test_compile_stack_lines_are_kept_as_blocks_of_the_scenarios_the_data_names(self):
+        score = self.write("score.json", {"tier": "nightly", "kills_per_mutant": 3,
+                                          "score": {"killed": 0, "non_equivalent": 1, "ratio": 0.0}, "tests": [
+            {"id": "test.dynamo.test_x.F_switch.test_a", "killed": [], "covers": [], "graphs": 1, "seconds": 0.5},
+            {"id": "test.dynamo.test_x.F_switch.test_b", "killed": [], "covers": [], "graphs": 1, "seconds": 0.5}]})
+        lines = self.write("lines.json", {"torch": "2.13.0", "packages": ["torch/_dynamo"], "backends": {"aot_eager": {
+            "tests": 3, "wall_s": 9.0, "blocks": [[7, ["test_x.F.test_a"]], [5, ["test_x.F.test_a", "test_x.F.test_gone"]],
+                                                  [2, ["test_x.F.test_gone"]], [3, ["test_x.F.test_b"]]]}}})
+        pool = [("test.dynamo.test_x.F_aot_eager.test_a", "aot_eager"), ("test.dynamo.test_x.F_aot_eager.test_b",
+                                                                          "aot_eager")]
+        with mock.patch.object(self.script, "_pool", return_value=pool), \
+                mock.patch("sys.stdout", new_callable=lambda: __import__("io").StringIO()) as out:
+            self.assertEqual(self.script.main([str(score), "--stack-coverage", str(lines), "--durations",
+                                               str(self.write("durations.json", {})), "--out", str(self.tmp / "tier.json"),
+                                               "--real-runs"]), 0)
+        data = json.loads((self.tmp / "tier.json").read_text())
+        # A scenario the data does not name runs no line; blocks it leaves alike merge.
+        self.assertEqual(data["stack_lines"]["aot_eager"], {"lines": 15, "blocks": [[12, ["test_x.F.test_a"]],
+                                                                                     [3, ["test_x.F.test_b"]]]})
+        self.assertIn("15 of 15 compile-stack lines", out.getvalue())
+        with mock.patch.object(self.script, "_pool", return_value=pool), mock.patch("sys.stdout"):
+            self.script.main(["--base", str(self.tmp / "tier.json"), "--durations", str(self.tmp / "durations.json"),
+                              "--out", str(self.tmp / "again.json"), "--real-runs"])
+        self.assertEqual(json.loads((self.tmp / "again.json").read_text())["stack_lines"], data["stack_lines"])
 
     def test_a_later_report_of_some_tests_replaces_their_measurement(self):
         nightly = {"tier": "nightly", "kills_per_mutant": 3, "score": {"killed": 1, "non_equivalent": 2, "ratio": 0.5}}
