@@ -210,6 +210,25 @@ class HeldOutCountTests(unittest.TestCase):
         self.assertIn("missed  gelu_tanh_ignored", printed)  # test_b fails on the control too
         self.assertIn("set 2 1 of 9; 1 of 21", printed)
 
+    def test_regressions_counted_from_a_run_per_regression(self):
+        import contextlib
+        import io
+        import tempfile
+
+        held_out, printed = _load("held_out"), io.StringIO()
+        with tempfile.TemporaryDirectory() as directory:
+            for name, outcome in (("control", "PASS"), ("detach_dropped", "FAIL"), ("scatter_lost", "PASS")):
+                (Path(directory) / name).mkdir()
+                (Path(directory) / name / "results.json").write_text(json.dumps({"run": {}, "tests": [
+                    {"id": "test.dynamo.test_x.F_aot_eager.test_a", "backend": "aot_eager", "outcome": outcome}]}))
+            with contextlib.redirect_stdout(printed):
+                self.assertEqual(held_out.main(["--count", directory]), 0)
+        printed = printed.getvalue()
+        self.assertIn("caught  detach_dropped                   1 F.test_a", printed)
+        self.assertIn("missed  scatter_lost", printed)
+        self.assertIn("no run  rng_state_rewound", printed)
+        self.assertIn("caught 1 of 2 regressions of torch (12 not run)", printed)
+
 
 if __name__ == "__main__":
     unittest.main()
