@@ -44,6 +44,12 @@ GROUPS = (SHAPE, DTYPE, LAYOUT, VALUES, GRAPH, CALL, MODULE)
 LONG_REDUCTION = 4096
 LARGE_TENSOR = 2 ** 16
 LARGE_GRAPH = 100
+# A graph past which a backend wrong only on big graphs (a register allocator, a scheduler
+# that breaks past some size) is seen: the default tier keeps a test of each size (the
+# kernel mutants fire at LARGE_GRAPH, which an optimizer's step of 114 calls meets; a backend
+# wrong past 150 ATen operators of a forward graph passed every test of aot_eager's default
+# tier then, 2026-12-06).
+VERY_LARGE_GRAPH = 150
 # A floating value past this magnitude is large: past half precision's range, near where a
 # float32 accumulation of a few thousand such values overflows. An integer past 2^31 is: it
 # needs 64 bits.
@@ -389,6 +395,8 @@ CATALOGUE: dict[str, Feature] = {feature.name: feature for feature in (
     # -- graph --------------------------------------------------------------------------------
     _feature("large-graph", GRAPH, f"a graph of {LARGE_GRAPH} operator calls or more",
              graph=lambda view: view.calls >= LARGE_GRAPH),
+    _feature("very-large-graph", GRAPH, f"a graph of {VERY_LARGE_GRAPH} operator calls or more",
+             graph=lambda view: view.calls >= VERY_LARGE_GRAPH),
     _feature("fan-in", GRAPH, "an operator call reading three or more values the graph computed",
              graph=lambda view: view.fan_in() >= 3),
     _feature("fan-out", GRAPH, "a value the graph computed read by three or more operator calls",

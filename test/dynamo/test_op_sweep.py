@@ -445,6 +445,7 @@ REFERENCE_GROUPS = {
     "sizes": "empty tensors and tensors of 2^16 elements or more",
     "values": "infinities, NaN and values past 10^4",
     "options": "each op's flags and modes set each way its samples set them (keepdim, approximate, include_self...)",
+    "first samples": "each op's first sample, with gradients",
 }
 POINTWISE_CATEGORIES = ("unary pointwise", "binary pointwise")
 # The categories whose kernels each group's inputs reach (the other categories' reference
@@ -469,7 +470,7 @@ REFERENCE_FEATURES = {
 }
 # Gradients where the group's kernels' backward differs from the ordinary one: a broadcast
 # operand's gradient is summed over the broadcast dimensions, a strided input's is strided.
-REFERENCE_GRADIENTS = ("broadcasting", "layouts", "options")
+REFERENCE_GRADIENTS = ("broadcasting", "layouts", "options", "first samples")
 # Kernel variants: an op's samples (OpInfo.sample_inputs) that set its options (keepdim,
 # approximate, include_self, count_include_pad, correction, rounding_mode) another way than
 # its earlier ones did, read off the ATen calls eager makes (recorder.variants_called; which
@@ -564,6 +565,8 @@ def reference_calls(group: str, part: str | None = None) -> list[opcheck.Call]:
     where the op has them; of the options group, those of the ops of one of OPTION_GROUPS."""
     if group == "options":
         return option_calls(part)
+    if group == "first samples":
+        return first_sample_calls(part)
     where, calls = device.selected_type(), []
     for category, op in reference_ops(group):
         if not op.supports_dtype(torch.float32, where):
@@ -663,6 +666,29 @@ def option_calls(part: str | None = None) -> list[opcheck.Call]:
             found += 1
             if found == OPTIONS_PER_OP[tier()]:
                 break
+    return calls
+
+
+# Every ATen operator the sweep's ops call, in a few graphs: each op's first sample (with
+# gradients where it has them) of the options group's ops, those of a category (op_category)
+# compiled together. An op's own test compiles each of its samples apart, and the default
+# tier, which keeps a test for every operator the pool calls, paid that per operator: the
+# backward of a loss, a pooling or an activation was called only by its op's test or by an
+# options test of a dozen calls.
+FIRST_SAMPLE_GROUPS = ("unary pointwise", "binary pointwise", "reductions", "linear algebra", "shape and views",
+                       "indexing", "neural network", "sorting", "other")
+
+
+def first_sample_calls(part: str | None = None) -> list[opcheck.Call]:
+    """Of each op of the options group (of category ``part``, if given), its first sample."""
+    where, calls = device.selected_type(), []
+    for op in option_ops():
+        if part is not None and op_category(op) != part or not op.supports_dtype(torch.float32, where):
+            continue
+        sample = next(iter(_inputs(op, where, op.sample_inputs)), None)
+        if sample is not None:
+            calls.append(opcheck.Call(f"{op_label(op)} (sample 0)", op.op, (sample.input, *sample.args),
+                                      sample.kwargs, category=op_category(op)))
     return calls
 
 
@@ -848,7 +874,7 @@ def _populate() -> None:
                                                       lambda name=name: _quick_op(name), samples, gradient_samples,
                                                       special_values=True))
     for group, part in ((group, part) for group in REFERENCE_GROUPS
-                        for part in (OPTION_GROUPS if group == "options" else (None,))):
+                        for part in {"options": OPTION_GROUPS, "first samples": FIRST_SAMPLE_GROUPS}.get(group, (None,))):
         test = _reference_test(group, part)
         setattr(OpSweepTests, test.__name__, test)
     for dtype in value_domains.SWEPT_DTYPES:

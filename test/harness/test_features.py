@@ -155,7 +155,15 @@ class GraphAndCallFeatureTests(unittest.TestCase):
 
         base = seen(lambda x: x.sin(), plain())
         self.assertIn("large-graph", seen(chain, plain()))
+        self.assertNotIn("very-large-graph", seen(chain, plain()))  # 120 calls
         self.assertNotIn("large-graph", base)
+
+        def longer(x):
+            for _ in range(50):
+                x = x.sin() * 2 + 1
+            return x
+
+        self.assertIn("very-large-graph", seen(longer, plain()))
         self.assertIn("fan-out", seen(lambda x: (y := x.sin()) + y.cos() + y.exp() * y, plain()))
         self.assertIn("fan-in", seen(lambda x: torch.cat([x.sin(), x.cos(), x.exp()]), plain()))
         self.assertIn("several-outputs", seen(lambda x: (x + 1, x * 2), plain()))
