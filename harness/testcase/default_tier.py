@@ -313,22 +313,18 @@ def _keep_reach(entries: dict[str, Entry], cost: dict[str, float], left: set[str
 
 def _keep_killers(entries: dict[str, Entry], cost: dict[str, float], left: set[str],
                   shown: collections.Counter, take: Callable[[str], None]) -> None:
-    """Past the budget: of each kept mutant, killers until REDUNDANCY of the chosen tests kill it,
-    each time the cheapest, whatever it costs. (Second killers within a fifth of the budget
-    left inductor's global-scalar guard and seven more with one killer each: 56 s of recorded
-    cold compiling kept them all, 2026-12-06.)"""
+    """Past the budget: killers of the kept mutants until REDUNDANCY of the chosen tests kill each
+    (first one each, then a second), whatever they cost; each time the test that brings the most
+    of those still short per second. (Second killers within a fifth of the budget left
+    inductor's global-scalar guard and seven more with one killer each, 2026-12-06.)"""
     kept = sorted({name for entry in entries.values() for name in entry.kept_kills})
-
-    def killers(mutant: str) -> list[str]:
-        return sorted((scenario for scenario in left if mutant in entries[scenario].kept_kills),
-                      key=lambda scenario: (cost[scenario], scenario))
-
     for needed in range(1, REDUNDANCY + 1):
-        while wanted := [(cost[found[0]], found[0]) for mutant in kept
-                         if shown[f"kill {mutant}"] < needed and (found := killers(mutant))]:
-            _, scenario = min(wanted)
-            left.discard(scenario)
-            take(scenario)
+        while short := {mutant for mutant in kept if shown[f"kill {mutant}"] < needed
+                        and any(mutant in entries[scenario].kept_kills for scenario in left)}:
+            best = max((scenario for scenario in left if entries[scenario].kept_kills & short),
+                       key=lambda scenario: (len(entries[scenario].kept_kills & short) / cost[scenario], scenario))
+            left.discard(best)
+            take(best)
 
 
 def _budget_setting() -> tuple[float | None, float]:
