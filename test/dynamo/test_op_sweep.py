@@ -675,8 +675,7 @@ def option_calls(part: str | None = None) -> list[opcheck.Call]:
 # tier, which keeps a test for every operator the pool calls, paid that per operator: the
 # backward of a loss, a pooling or an activation was called only by its op's test or by an
 # options test of a dozen calls.
-FIRST_SAMPLE_GROUPS = ("unary pointwise", "binary pointwise", "reductions", "linear algebra", "shape and views",
-                       "indexing", "neural network", "sorting", "other")
+FIRST_SAMPLE_GROUPS = (*(category for category in QUICK_TIER if category != "random"), "other")
 
 
 def first_sample_calls(part: str | None = None) -> list[opcheck.Call]:
