@@ -235,8 +235,9 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
 # that size them; a ScalarType prints as int.
 FLAG_TYPES = frozenset({"bool", "str"})  # a flag or a mode
 _NUMBER_TYPES = frozenset({"int", "float", "number"})
-# Where a result is placed, not which kernel computes it.
-_PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device"})
+# Where a result is placed, or what a failed assertion says: not which kernel computes it.
+_PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device",
+                                "assert_msg"})
 # Operators whose options pick no computation: views, copies, new tensors.
 _NO_VARIANTS = frozenset({families.SHAPE, families.COPY, families.CREATION})
 

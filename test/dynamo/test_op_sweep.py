@@ -676,12 +676,21 @@ def option_calls(part: str | None = None) -> list[opcheck.Call]:
 # backward of a loss, a pooling or an activation was called only by its op's test or by an
 # options test of a dozen calls.
 FIRST_SAMPLE_GROUPS = (*(category for category in QUICK_TIER if category != "random"), "other")
+# And ops outside the options group whose ATen operators the pool called only in a generated
+# program's graph or a model's (ceil, floor, take, nan_to_num, the complex views...), which
+# the default tier kept for that one operator at 5 to 25 s of inductor compiling each
+# (2026-12-07); here each costs its share of a category's graph.
+FIRST_SAMPLE_OPS = ("ceil", "floor", "isinf", "nan_to_num", "fmax", "minimum", "take", "complex", "view_as_complex",
+                    "dot", "mv")
 
 
 def first_sample_calls(part: str | None = None) -> list[opcheck.Call]:
-    """Of each op of the options group (of category ``part``, if given), its first sample."""
+    """Of each op of the options group and FIRST_SAMPLE_OPS (of category ``part``, if given),
+    its first sample."""
     where, calls = device.selected_type(), []
-    for op in option_ops():
+    ops = option_ops()
+    ops += [op for op in _op_db() if op.name in FIRST_SAMPLE_OPS and not op.variant_test_name and op not in ops]
+    for op in ops:
         if part is not None and op_category(op) != part or not op.supports_dtype(torch.float32, where):
             continue
         sample = next(iter(_inputs(op, where, op.sample_inputs)), None)

@@ -142,6 +142,19 @@ class ChooseTests(unittest.TestCase):
         self.assertEqual(reached, {"operators": [1, 1], "stack_lines": [950, 1010], "lines_from": "aot_eager"})
         self.assertNotIn("test_x.F.test_stack", default_tier.choose(scenarios, "aot_eager", budget=2.0))
 
+    def test_a_backend_without_recordings_keeps_every_kernel_variant_of_the_pool(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"scenarios": {
+                **SCENARIOS, "test_x.F.test_gelu": entry(kernels=["gelu", "gelu: approximate=none"], aot_eager=0.1),
+                "test_x.F.test_gelu_tanh": entry(kernels=["gelu", "gelu: approximate=tanh"], aot_eager=40.0)}}))
+            scenarios = default_tier.read(str(path))
+        self.assertEqual(scenarios["test_x.F.test_gelu_tanh"].variants(), {"gelu: approximate=tanh"})
+        # Its kernels are its own: the variant only a costly test calls, whatever it costs.
+        self.assertIn("test_x.F.test_gelu_tanh", default_tier.choose(scenarios, "openvino"))
+        # eager, aot_eager and inductor: the operator is called, and the kills measure the rest.
+        self.assertNotIn("test_x.F.test_gelu_tanh", default_tier.choose(scenarios, "aot_eager"))
+
     def test_every_family_of_the_seed_modules_has_its_cheapest_test(self):
         with tempfile.TemporaryDirectory() as directory:
             path = Path(directory) / "tier.json"
