@@ -155,6 +155,23 @@ class ChooseTests(unittest.TestCase):
         # eager, aot_eager and inductor: the operator is called, and the kills measure the rest.
         self.assertNotIn("test_x.F.test_gelu_tanh", default_tier.choose(scenarios, "aot_eager"))
 
+    def test_a_test_whose_every_want_later_tests_bring_again_leaves(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "tier.json"
+            path.write_text(json.dumps({"scenarios": {
+                **SCENARIOS, "test_x.F.test_op_x": entry(kernels=["x"], aot_eager=30.0),
+                "test_x.F.test_ops_xyz": entry(kernels=["x", "y", "z"], aot_eager=100.0)}}))
+            scenarios = default_tier.read(str(path))
+        with mock.patch.object(default_tier, "_drop_redundant"):
+            # Past the budget, the most operators per second: x alone, then y and z (and x again).
+            self.assertLessEqual({"test_x.F.test_op_x", "test_x.F.test_ops_xyz"},
+                                 set(default_tier.choose(scenarios, "aot_eager")))
+        chosen = default_tier.choose(scenarios, "aot_eager")
+        self.assertIn("test_x.F.test_ops_xyz", chosen)
+        self.assertNotIn("test_x.F.test_op_x", chosen)
+        # What only it shows keeps a test, however dear.
+        self.assertIn("test_x.F.test_layout", chosen)
+
     def test_every_family_of_the_seed_modules_has_its_cheapest_test(self):
         with tempfile.TemporaryDirectory() as directory:
             path = Path(directory) / "tier.json"
