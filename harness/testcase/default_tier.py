@@ -22,7 +22,8 @@ the catalogue a test of the pool shows (a graph of 150 calls), every ATen operat
 calls (and for a backend without recordings every kernel variant: ``gelu: approximate=tanh``,
 ``argmax: keepdim=True``), and tests until the tier runs LINES_WANTED of the lines of PyTorch's
 compile stack the pool runs on that backend (scripts/stack_coverage.py measures them): a
-regression anywhere the nightly pool reaches fires in the default run too. Every other test of
+regression anywhere the nightly pool reaches fires in the default run too. Last, a test whose
+every want the tests taken after it bring again leaves, the costliest first. Every other test of
 the pool runs in the nightly tier only: none is deleted, and ``--tier nightly`` runs them all.
 
 With a budget of its own (``--budget SECONDS``, DYNAMO_SUITE_BUDGET), the cover stops at
