@@ -236,7 +236,7 @@ def site_of_values(target: Any, args: tuple, kwargs: dict, result: Any) -> Site:
 FLAG_TYPES = frozenset({"bool", "str"})  # a flag or a mode
 _NUMBER_TYPES = frozenset({"int", "float", "number"})
 # Where a result is placed, or what a failed assertion says: not which kernel computes it.
-_PLACEMENT_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device",
+_NO_KERNEL_OPTIONS = frozenset({"pin_memory", "non_blocking", "sparse", "sparse_grad", "layout", "device",
                                 "assert_msg"})
 # Operators whose options pick no computation: views, copies, new tensors.
 _NO_VARIANTS = frozenset({families.SHAPE, families.COPY, families.CREATION})
@@ -255,7 +255,7 @@ def option_arguments(target: Any) -> list[tuple[int, Any, str]]:
         kind = str(argument.type)
         if kind.startswith("Optional[") and kind.endswith("]"):
             kind = kind[len("Optional["):-1]
-        if argument.name in _PLACEMENT_OPTIONS:
+        if argument.name in _NO_KERNEL_OPTIONS:
             continue
         if kind in FLAG_TYPES or kind in _NUMBER_TYPES and argument.has_default_value():
             found.append((position, argument, kind))

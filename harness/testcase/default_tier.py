@@ -301,9 +301,9 @@ def _keep_reach(entries: dict[str, Entry], cost: dict[str, float], left: set[str
     backend implements each variant of a kernel apart, and nothing measures which of them its
     kernels get wrong: 39 of the pool's 207 variants were called by no test of its tier, most by
     one test of the pool; 21 tests more call them, for 78 s. eager, aot_eager and inductor are
-    judged by their measured kills; the variants would cost inductor 226 s more (2026-12-07). (Within 0.8
-    of the budget, inductor's tier called 227 of the 234 operators: its last ones are called only
-    by tests that compile for 10 to 25 s cold, 2026-12-06.)"""
+    judged by their measured kills; the variants would cost inductor 226 s more (2026-12-07).
+    (Within 0.8 of the budget, inductor's tier called 227 of the 234 operators: its last ones are
+    called only by tests that compile for 10 to 25 s cold, 2026-12-06.)"""
 
     def cover(wanted: dict[Any, int], of: Callable[[str], dict], enough: float) -> None:
         have = {key for scenario in chosen for key in of(scenario)}
