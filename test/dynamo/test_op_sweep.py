@@ -69,9 +69,7 @@ def tier() -> str:
 
 def _op_db():
     # Importing the database takes seconds (and needs NumPy); only when a sweep runs.
-    from torch.testing._internal.common_methods_invocations import op_db
-
-    return op_db
+    return compat.opinfo_database()
 
 
 def op_test_name(op) -> str:
