@@ -26,6 +26,7 @@ its rule) and the inputs.
 from __future__ import annotations
 
 import random
+import re
 
 import torch
 
@@ -49,6 +50,9 @@ FRONTEND_LIMITS = {
                                              "write_into_one_of_three_aliased_inputs"),
     "as_strided": ("only on tensors at storage offset 0, never written through",
                    "as_strided_of_a_mutated_offset_input"),
+    "writes through expand views": ("not generated: AOTAutograd replays them as base + (new - base), "
+                                    "so NaN and infinities in the base become NaN",
+                                    "write_through_expand_loses_nan_and_inf"),
     "metadata changes in place (t_, unsqueeze_...)": (
         "only on intermediates that do not require grad, in programs whose inputs do not share memory",
         "transpose_in_place_of_an_input, unsqueeze_in_place_with_aliased_inputs"),
@@ -64,6 +68,7 @@ FRONTEND_LIMITS = {
 STATEMENT_KINDS = {"view": (30, False), "alias": (12, False), "compute": (18, True), "write": (34, True),
                    "metadata": (6, False)}
 NO_GRAD_SHARE = 0.12
+_EXPAND = re.compile(r"\.expand(_as)?\(")
 
 
 def _same_view(first: torch.Tensor, second: torch.Tensor) -> bool:
@@ -94,6 +99,8 @@ class ViewBuilder(Builder):
         self.special = random.Random(f"special values {seed}")
         self.base_shapes: dict[str, tuple[int, ...]] = {}
         self.from_as_strided: set[str] = set()
+        self.from_expand: set[str] = set()  # expand views, and the views made of them
+        self.written: str | None = None  # what the statement drawn last writes into (``_write``)
 
     @staticmethod
     def stream(seed: int) -> random.Random:
@@ -154,7 +161,8 @@ class ViewBuilder(Builder):
         """Whether the program may write into ``name``: not into memory with several
         elements on one location, and not where torch.compile's frontend (Dynamo and
         AOTAutograd, which every backend shares) is known to disagree with eager; see
-        FRONTEND_LIMITS."""
+        FRONTEND_LIMITS (a write into an expand view is refused after it is drawn, by
+        ``try_statement``)."""
         tensor = self.values[name]
         if not _writable(tensor) or name in self.from_as_strided:
             return False
@@ -163,6 +171,7 @@ class ViewBuilder(Builder):
 
     def candidate(self) -> tuple[Statement, bool] | None:
         kind = self.rng.choices(list(STATEMENT_KINDS), [weight for weight, _ in STATEMENT_KINDS.values()])[0]
+        self.written = None
         code = getattr(self, f"_{kind}")()
         if code is None:
             return None
@@ -229,6 +238,7 @@ class ViewBuilder(Builder):
         name = self.pick(self.writable)
         if name is None:
             return None
+        self.written = name
         x, rng = self.values[name], self.rng
         other = self.other_operand(x.shape, x.dtype)
         if other in self.values and shares_memory(self.values[other], x) and not _same_view(self.values[other], x):
@@ -266,11 +276,20 @@ class ViewBuilder(Builder):
         return self.rng.choice(options)
 
     def try_statement(self, statement: Statement, exact: bool) -> bool:
+        # A write into an expand view is refused once drawn, not kept from the draw (by
+        # ``writable``): the programs that never keep one are drawn as they were before the limit.
+        if self.written in self.from_expand:
+            return False
         kept = super().try_statement(statement, exact)
         defined = defined_name(statement.code)
         # What as_strided makes, and what is made from it, is never written (FRONTEND_LIMITS).
         if kept and defined and ("as_strided" in statement.code or set(names_in(statement.code)) & self.from_as_strided):
             self.from_as_strided.add(defined)
+        # Nor is an expand view, or what shares its memory and is made from it (FRONTEND_LIMITS).
+        if kept and defined in self.values and (_EXPAND.search(statement.code) or any(
+                shares_memory(self.values[defined], self.values[name])
+                for name in set(names_in(statement.code)) & self.from_expand if name in self.values)):
+            self.from_expand.add(defined)
         return kept
 
     def choose_outputs(self) -> tuple[str, ...] | None:
