@@ -130,7 +130,9 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
 
 def _add_axis_option(group: argparse._ArgumentGroup, axis) -> None:
     metavar = axis.name.upper() if axis.per_run else f"{axis.name[0].upper()}1,{axis.name[0].upper()}2"
-    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar,
+    # Given again, a list axis adds to its values (--backend eager --backend aot_eager is
+    # --backend eager,aot_eager); a per-run axis given twice is refused (configure._given).
+    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar, action="append",
                        help=f"{axis.help} (default: ${axis.env}, else {axis.default})")
 
 

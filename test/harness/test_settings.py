@@ -48,6 +48,12 @@ class PrecedenceTests(unittest.TestCase):
             with self.assertRaisesRegex(UsageError, r"^--dtypes / DYNAMO_SUITE_DTYPES='float32,bf16': unknown dtype bf16"):
                 _configured()
 
+    def test_a_list_option_given_again_adds_its_values_and_a_run_wide_one_is_refused(self):
+        built = _configured("--backend", "eager", "--backend", "aot_eager,inductor", "--dtypes", "float32")
+        self.assertEqual(built.get(settings.BACKENDS), "eager,aot_eager,inductor")
+        with self.assertRaisesRegex(UsageError, r"^--device given 2 times \(cpu, meta\): give it once$"):
+            _configured("--device", "cpu", "--device", "meta")
+
     def test_configuring_a_run_leaves_the_environment_alone(self):
         def suite_environment() -> dict[str, str]:
             return {name: value for name, value in os.environ.items() if name.startswith(settings.PREFIX)}
