@@ -86,12 +86,7 @@ def at(args: argparse.Namespace, name: str, message: str) -> str:
 
 def _given(args: argparse.Namespace) -> dict[str, str]:
     """The settings the command line gives, by environment name."""
-    given = {}
-    for axis in registry.AXES:
-        values = getattr(args, f"axis_{axis.name}")
-        if values and axis.per_run and len(values) > 1:
-            raise UsageError(f"{axis.option} given {len(values)} times ({', '.join(values)}): give it once")
-        given[axis.env] = ",".join(values) if values else None
+    given = {axis.env: getattr(args, f"axis_{axis.name}") for axis in registry.AXES}
     given.update({setting.env: getattr(args, setting.dest) for setting in run_settings.with_option()})
     return {name: value for name, value in given.items() if value is not None}
 

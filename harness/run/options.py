@@ -130,10 +130,28 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
 
 def _add_axis_option(group: argparse._ArgumentGroup, axis) -> None:
     metavar = axis.name.upper() if axis.per_run else f"{axis.name[0].upper()}1,{axis.name[0].upper()}2"
-    # Given again, a list axis adds to its values (--backend eager --backend aot_eager is
-    # --backend eager,aot_eager); a per-run axis given twice is refused (configure._given).
-    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar, action="append",
+    group.add_argument(axis.option, dest=f"axis_{axis.name}", metavar=metavar,
+                       action=_AddedValues if not axis.per_run else _Once,
                        help=f"{axis.help} (default: ${axis.env}, else {axis.default})")
+
+
+class _AddedValues(argparse.Action):
+    """A list axis given again adds to its values: --backend eager --backend aot_eager is
+    --backend eager,aot_eager (argparse would keep the last one alone)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, f"{before},{values}" if before else values)
+
+
+class _Once(argparse.Action):
+    """A run-wide axis (one device, one set of compile options) is given once."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            raise argparse.ArgumentError(self, f"given twice ({before}, then {values}): give it once")
+        setattr(namespace, self.dest, values)
 
 
 # ------------------------------------------------------------------------------------------
