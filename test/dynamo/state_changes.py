@@ -488,6 +488,25 @@ def forward_hook_added_in_place():
     return _hooked(submodule=False)
 
 
+# A backward hook changes only gradients: the forward graph is the same, so nothing but a guard
+# on the submodule's hook dicts sends the next call to a forward that registers it.
+@state_change("a full backward pre-hook registered on a submodule after the first call (its gradient tripled)",
+              ("EMPTY_NN_MODULE_HOOKS_DICT",), under_no_grad=False)
+def submodule_backward_pre_hook_added():
+    block = _block()
+    handles: list[Any] = []
+
+    def hook(_module, grad_output):
+        return tuple(grad * 3 for grad in grad_output)
+
+    def at(version):
+        while handles:
+            handles.pop().remove()
+        if version:
+            handles.append(block.linear.register_full_backward_pre_hook(hook))
+    return World(block, at)
+
+
 # -- Tensor hooks the program registers, defaults of the functions it calls ------------------
 # A hook registered inside compiled code is Dynamo's to keep: on an intermediate it becomes
 # part of the graph (the gradient flowing back through that tensor is the hook's result), on

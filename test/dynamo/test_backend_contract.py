@@ -15,6 +15,7 @@ import contextlib
 import copy
 import functools
 import gc
+import random
 from typing import Any, Callable
 
 import torch
@@ -890,5 +891,80 @@ class PythonSideEffectTests(BackendTestCase):
         def fn(x):
             helper().record(x.shape[0])
             return x * 2
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+
+    def test_random_instance_passed_in(self):
+        # pytorch#145445: the compiled call must draw from the caller's generator and leave
+        # its state where eager's draw leaves it
+        def fn(x, rng):
+            return x + rng.randint(1, 100) + rng.random()
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4), random.Random(0))
+
+    def test_random_module_shuffles_a_list(self):
+        # pytorch#197085: each call draws a new permutation from the global generator, as eager's
+        def fn(x):
+            order = list(range(4))
+            random.shuffle(order)
+            return x[order] * random.random()
+
+        random.seed(3)
+        self.call_twice(self.compile(fn), torch.randn(4))
+
+    def test_object_identity_flipped_each_call(self):
+        # pytorch#196173: the branch depends on which object an attribute holds, and the call
+        # swaps it: every call takes the other branch
+        holder = _Record()
+        holder.left, holder.right = object(), object()
+        holder.current = holder.left
+
+        def fn(x, holder):
+            was_left = holder.current is holder.left
+            holder.current = holder.right if was_left else holder.left
+            return x.square() if was_left else -x
+
+        compiled = self.compile(fn)
+        for _ in range(3):
+            compiled(torch.randn(4), holder)
+
+    def test_generator_expression_with_a_filter(self):
+        # pytorch#176693: next() on a filtered generator expression
+        def fn(x):
+            odd = (v * 2 for v in range(6) if v % 2 == 1)
+            return x + next(odd) + 10 * next(odd) + 100 * next(odd)
+
+        self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))
+
+    def test_generator_returned_to_the_caller(self):
+        # pytorch#198190: a generator made in the call and returned keeps its protocol: the
+        # caller drains it and reads the value it returns
+        def make(x):
+            def steps():
+                yield x * 2
+                yield x + 1
+                return "done"
+            return steps()
+
+        def drain(steps):
+            seen = []
+            try:
+                while True:
+                    seen.append(next(steps))
+            except StopIteration as stop:
+                return type(steps).__name__, seen, stop.value
+
+        x = torch.randn(4)
+        (kind, seen, value), (want_kind, want_seen, want_value) = drain(self.compile(make)(x)), drain(make(x))
+        self.assertEqual((kind, value), (want_kind, want_value), "what the caller drained: the iterator's type and "
+                                                                 "the value its StopIteration carries")
+        assert_close(self, want_seen, seen, what="the values it yielded")
+
+    def test_iterator_resumed_after_next(self):
+        # pytorch#196211: iter() of a partly consumed iterator goes on where next() left it
+        def fn(x):
+            backwards = reversed([x, x + 2, x + 5])
+            last = next(backwards)
+            return last - next(iter(backwards))
 
         self.call_twice(self.compile(fn, fullgraph=True), torch.randn(4))

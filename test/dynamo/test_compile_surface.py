@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import re
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
@@ -268,6 +269,13 @@ _REJECTED_VALUES = (
 )
 
 
+def _autocast_nesting() -> int:
+    """How many autocast blocks are open (torch reads it only by moving it)."""
+    depth = torch.autocast_increment_nesting()
+    torch.autocast_decrement_nesting()
+    return depth - 1
+
+
 @for_each_backend
 class IndexErrorTests(BackendTestCase):
     """Indices past the end raise as in eager; negative ones count from the end."""
@@ -304,6 +312,29 @@ class IndexErrorTests(BackendTestCase):
         assert_same_outputs_and_grads(self, fn, compiled, valid())  # compiles it
         check_raises_as_eager(self, name, fn, compiled, rejected, error_type, core,
                               new_graph=key == "smooth_l1_loss_beta")
+
+    def test_an_error_inside_autocast_leaves_autocast_off(self):
+        """An index past the end inside ``with torch.autocast(...)``: the caller catches the
+        error, and autocast must be off again, as eager's ``with`` leaves it (pytorch#195488:
+        the block's exit is not run when the graph raises)."""
+        def fn(x, index):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return x.index_select(0, index) @ x
+
+        compiled = self.compile(fn, fullgraph=True)
+        x = torch.randn(4, 4)
+        assert_same_outputs_and_grads(self, fn, compiled, [x, torch.tensor([1, 2])])  # compiles it
+        for call in range(2):
+            with self.assertRaises(Exception, msg="an index past the end gave a result where eager raises"):
+                compiled(x, torch.tensor([99]))
+            # Exiting the block turns autocast off and leaves its nesting (whose end empties the
+            # cast cache) where it was: 0.
+            enabled, nesting = torch.is_autocast_enabled("cpu"), _autocast_nesting()
+            torch.set_autocast_enabled("cpu", False)  # the next test's state, whatever this one found
+            for _ in range(nesting):
+                torch.autocast_decrement_nesting()
+            self.assertEqual((enabled, nesting), (False, 0), f"call {call + 1}: autocast (enabled, nesting) after the "
+                                                             f"compiled call raised inside its with-block")
 
     def test_in_place_on_a_leaf_that_requires_grad_raises(self):
         """Compiled on a leaf that needs no grad, the write reaches the backend and must land;
@@ -436,6 +467,36 @@ def _needs(name: str):
         return run
 
     return wrap
+
+
+# NumPy code in a compiled function: Dynamo traces it into torch (torch._numpy), and the
+# arrays it returns must hold NumPy's own values and dtypes. Rounding toward zero, odd roots
+# and the sign of NaN are where torch's and NumPy's functions part (pytorch#198052).
+_NUMPY_FUNCTIONS = (
+    ("fix", lambda a: np.fix(a)),
+    ("cbrt", lambda a: np.cbrt(a)),
+    ("sign", lambda a: np.sign(a)),
+    ("trunc_and_floor", lambda a: np.trunc(a) + 10 * np.floor(a)),
+    ("floor_division_by_a_float", lambda a: a // 2.0),
+)
+_NUMPY_VALUES = np.array([1.5, -1.5, -8.0, np.nan, 0.0, -0.0, 2.5, -2.5, np.inf], dtype=np.float32)
+
+
+@for_each_backend
+class NumpyCodeTests(BackendTestCase):
+    """A compiled function of NumPy arrays returns what NumPy returns."""
+
+    @parameterized.expand(_NUMPY_FUNCTIONS)
+    def test_numpy_function(self, _name, fn):
+        with np.errstate(all="ignore"):
+            expected = fn(_NUMPY_VALUES.copy())
+            actual = self.compile(fn)(_NUMPY_VALUES.copy())
+        self.assertIsInstance(actual, np.ndarray, f"the result is a {type(actual).__name__}, NumPy's an ndarray")
+        self.assertEqual(actual.dtype, expected.dtype, "the result's dtype")
+        close = np.isclose(actual, expected, rtol=1e-6, atol=0, equal_nan=True)
+        if not close.all():
+            self.fail(f"NumPy gives {expected[~close].tolist()} where the compiled call gives {actual[~close].tolist()}, "
+                      f"for {_NUMPY_VALUES[~close].tolist()}")
 
 
 @for_each_backend

@@ -305,9 +305,24 @@ class RandomOpsTests(BackendTestCase):
         self.assertTrue(torch.equal(expected != 0, actual != 0), "functionalized RNG drew another mask than eager")
 
 
+class _Doubling(torch.Tensor):
+    """A subclass whose __torch_function__ post-processes torch.add's and torch.mul's results
+    in plain Python, as users write them (pytorch#176679, #176686)."""
+
+    @staticmethod
+    def __new__(cls, data):
+        return torch.Tensor._make_subclass(cls, data)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        return result * 2.0 if isinstance(result, torch.Tensor) and func in (torch.add, torch.mul) else result
+
+
 @for_each_backend
 class TensorSubclassTests(BackendTestCase):
-    """A wrapper subclass (TwoTensor) goes through compilation and comes back as itself."""
+    """A wrapper subclass (TwoTensor) goes through compilation and comes back as itself; so
+    does a __torch_function__ subclass, its handler's work included."""
 
     def two_tensor(self, *shape, requires_grad=False):
         made = _two_tensor()(torch.randn(*shape), torch.randn(*shape))
@@ -350,6 +365,18 @@ class TensorSubclassTests(BackendTestCase):
         expected, actual = fn(x), self.compile(fn)(x)
         self.assert_same_two_tensor(expected[0], actual[0], "view output")
         self.assert_same_two_tensor(expected[1], actual[1], "reduction output")
+
+    def test_torch_function_subclass_comes_back_as_itself(self):
+        def fn(x, y):
+            return torch.add(x, y), torch.mul(x, y) + 1
+
+        x, y = _Doubling(torch.randn(4)), _Doubling(torch.randn(4))
+        expected, actual = fn(x, y), self.compile(fn)(x, y)
+        for position, (want, got) in enumerate(zip(expected, actual)):
+            self.assertIs(type(got), type(want), f"output {position} came back as {type(got).__name__}, eager's "
+                                                 f"is a {type(want).__name__}")
+            assert_close(self, want.as_subclass(torch.Tensor), got.as_subclass(torch.Tensor),
+                         what=f"output {position}")
 
 
 # -- once: the graphs and signatures AOTAutograd's entry points produce --------------------

@@ -3,6 +3,7 @@ functions standing in for compiled ones: no torch.compile, so each case is milli
 
 from __future__ import annotations
 
+import random
 import threading
 import unittest
 
@@ -93,6 +94,28 @@ class PythonWorldTests(unittest.TestCase):
 
         message, _ = _watch(fn, compiled, [torch.zeros(1)])
         self.assertIsNone(message)
+
+    def test_python_generators_are_compared_by_their_state(self):
+        rng = random.Random(0)
+
+        def draw(x, generator):
+            return x + generator.random()
+
+        def drawn_once(x, generator, value=random.Random(0).random()):
+            return x + value  # the first draw baked in, the generator untouched
+
+        message, _ = _watch(draw, drawn_once, torch.ones(2), rng)
+        self.assertIn("argument 1.<generator state>", message)
+        self.assertIsNone(_watch(draw, draw, torch.ones(2), random.Random(0))[0])
+
+        def shuffled(x):
+            order = [0, 1]
+            random.shuffle(order)
+            return x[order]
+
+        message, _ = _watch(shuffled, lambda x: x[[1, 0]], torch.ones(2))
+        self.assertIn("global random generator is not where eager's draws leave it", message)
+        self.assertIsNone(_watch(shuffled, shuffled, torch.ones(2))[0])
 
     def test_aliasing_is_part_of_the_world(self):
         def fn(pair):

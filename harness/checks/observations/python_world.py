@@ -19,7 +19,11 @@ world with nothing mutable but tensors (most operator scenarios) costs one walk.
 What cannot be copied (locks, generators, objects of C types), a world that reaches compiled
 code, an eager run that raises, and calls from other threads are not observed: counted in
 ``unobserved``, never a failure. A call that drew random numbers is compared with its tensors'
-values left out (the compiled call draws its own). docs/checks.md, "The Python world".
+values left out (the compiled call draws its own from torch's generators). Python's and NumPy's
+generators are the caller's world, not the backend's: a ``random.Random`` or NumPy generator
+the call reaches is compared by its state, and where the code names the ``random`` module or
+NumPy, their global generators must be left where eager leaves them (pytorch#145445: a
+``Random`` argument drawn from once and never again). docs/checks.md, "The Python world".
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ import copy
 import dis
 import functools
 import math
+import hashlib
 import os
+import pickle
 import random
 import sys
 import sysconfig
@@ -67,6 +73,7 @@ _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
 _CELL_STORES = frozenset({"STORE_DEREF", "DELETE_DEREF"})
 SHOWN = 4  # differences named in one failure
 _MISSING = object()  # an empty cell, a global deleted, a slot unset
+_RANDOM_MODULES = frozenset({"random", "numpy", "numpy.random"})  # a code naming one draws from its generator
 
 
 class Unobservable(Exception):
@@ -158,6 +165,7 @@ class World:
         self.functions: list[types.FunctionType] = []  # user functions, rebuilt over the copy
         self.globals: dict[int, tuple[dict, set[str]]] = {}  # id(globals) -> (globals, names named)
         self.mutable = False
+        self.draws_globally = False  # the code names Python's random module or NumPy
         self._named: set[types.CodeType] = set()
         self.instance: Any = None
         function = call.eager
@@ -215,6 +223,9 @@ class World:
         if stored or cells & set(function.__code__.co_freevars):
             self.mutable = True  # a global or a cell it rebinds
         entry = self.globals.setdefault(id(globals_), (globals_, set()))
+        if any(isinstance(globals_.get(name), types.ModuleType) and globals_[name].__name__ in _RANDOM_MODULES
+               for name in named):
+            self.draws_globally = self.mutable = True
         for name in named:
             if name in globals_ and (not _opaque(globals_[name]) or name in stored):
                 entry[1].add(name)
@@ -298,8 +309,25 @@ def _children(value: Any) -> Iterator[tuple[str, Any]]:
         for name, member in _class_members(value):
             yield f".{name}", member
     else:
+        hidden = _generator_state(value)
+        if hidden is not None:
+            yield ".<generator state>", hidden
         for name, item in _attributes(value).items():
             yield f".{name}", item
+
+
+def _generator_state(value: Any) -> str | None:
+    """What a Python or NumPy random generator keeps in C, out of its attributes: a digest of
+    its state, equal where two generators will draw the same numbers."""
+    if isinstance(value, random.Random):
+        state: Any = value.getstate()
+    else:
+        numpy = sys.modules.get("numpy")
+        if numpy is None or not isinstance(value, (numpy.random.RandomState, numpy.random.Generator)):
+            return None
+        state = value.get_state(legacy=False) if isinstance(value, numpy.random.RandomState) \
+            else value.bit_generator.state
+    return "state " + hashlib.sha1(pickle.dumps(state)).hexdigest()[:12]
 
 
 def _key_label(key: Any) -> str:
@@ -622,6 +650,12 @@ def _set_rng_states(states: tuple) -> None:
         numpy.random.set_state(states[position])
 
 
+def _global_generators() -> tuple:
+    """Python's and NumPy's global generators' states (torch's are the backend's to draw from)."""
+    numpy = sys.modules.get("numpy")
+    return (random.getstate(),) + ((numpy.random.get_state(),) if numpy is not None else ())
+
+
 def _same_rng(first: tuple, second: tuple) -> bool:
     for a, b in zip(first, second):
         if isinstance(a, torch.Tensor):
@@ -749,6 +783,7 @@ class PythonWorldWatcher(watched_calls.Watcher):
             raise Unobservable(f"eager raised {type(error).__name__}") from None
         finally:
             drew = not _same_rng(states, _rng_states())
+            generators = _global_generators() if world.draws_globally else None
             _set_rng_states(states)
         touched = differences(self.test, describe(world.roots, world.index), before, versions=versions, values=True)
         if touched:
@@ -758,7 +793,7 @@ class PythonWorldWatcher(watched_calls.Watcher):
             for value, state in saved:
                 _restore(value, state)
             raise Unobservable("the eager run reached past the copy (a class's method writing into a global)")
-        return call, world, shadow, versions, drew, unfaithful
+        return call, world, shadow, versions, drew, unfaithful, generators
 
     def after(self, call: watched_calls.Call, result: Any) -> None:
         started = time.perf_counter()
@@ -771,11 +806,14 @@ class PythonWorldWatcher(watched_calls.Watcher):
         pending, self._pending = self._pending, None
         if pending is None or pending[0] is not call:
             return
-        _, world, shadow, versions, drew, unfaithful = pending
+        _, world, shadow, versions, drew, unfaithful, generators = pending
         self.observed += 1
         self.unfaithful += len(unfaithful)
         real, eager = describe(world.roots, world.index), describe(shadow.roots, shadow.index)
         said = differences(self.test, real, eager, versions=versions, values=False, ignored=unfaithful)
+        if generators is not None and not _same_rng(generators, _global_generators()):
+            said.append(("<global generators>", "Python's or NumPy's global random generator is not where eager's "
+                                                "draws leave it"))
         if said:
             self.test.fail(_failure(call.index, said))
         # Tensors' values are what the scenario compares itself (its outputs, its inputs after
