@@ -51,6 +51,7 @@ from parameterized import parameterized
 
 from harness import (
     BackendTestCase,
+    assert_close,
     assert_same_aliasing,
     assert_same_autograd_metadata,
     assert_same_outputs_and_grads,
@@ -192,6 +193,12 @@ def _checkpointed(x, w):
     return torch.utils.checkpoint.checkpoint(_checkpointed_block, x, w, use_reentrant=False).cos()
 
 
+class _Flagged(torch.nn.Module):
+    def __init__(self, flag: bool) -> None:
+        super().__init__()
+        self.flag = flag
+
+
 @for_each_backend
 class HigherOrderOpTests(BackendTestCase):
     """Control flow and checkpointing: subgraphs the backend runs as eager would."""
@@ -204,6 +211,27 @@ class HigherOrderOpTests(BackendTestCase):
             x = ((torch.rand(6) + 0.1) * sign).requires_grad_()
             _same_as_eager(self, _branches_in_python, compiled, [x, torch.tensor(1.5, requires_grad=True)])
         self.assertEqual(self.graphs_received, 1, "the branch was not chosen by the data in one graph")
+
+    def test_nested_compile_regions_read_what_they_are_given(self):
+        """A region nested in a region, each call given another object: the inner one's
+        branch on its argument's attribute is guarded, not baked into the outer body
+        (pytorch#192905)."""
+        region = torch.compiler.nested_compile_region
+
+        @region
+        def inner(layer, x):
+            return x.sin() if layer.flag else x.cos()
+
+        @region
+        def outer(layer, x):
+            return inner(layer, x) + 1.0
+
+        layers = [_Flagged(flag) for flag in (True, False, True, False)]
+
+        def fn(x):
+            return sum(outer(layer, x) for layer in layers)
+
+        _same_as_eager(self, fn, self.compile(fn, fullgraph=True), [torch.randn(8, requires_grad=True)])
 
     def test_checkpointed_block_recomputes_its_forward(self):
         args = [torch.randn(8, 16, requires_grad=True), torch.randn(16, 32, requires_grad=True)]
@@ -266,7 +294,19 @@ _REJECTED_VALUES = (
      lambda: [torch.tensor([1.0, 3.0])],
      lambda: [torch.tensor([1.0, 30.0])],
      RuntimeError, r"too large"),
+    ("normal_negative_std", "normal, a negative standard deviation (pytorch#185248)",
+     lambda mean, std: torch.normal(mean, std).sum() * 0,
+     lambda: [torch.zeros(4), torch.full((4,), 1.0)],
+     lambda: [torch.zeros(4), torch.full((4,), -1.0)],
+     RuntimeError, r"std >= 0"),
+    ("upsample_bilinear_integer_input", "upsample_bilinear2d of an int32 tensor (pytorch#193811)",
+     lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 6], False, None, None),
+     lambda: [torch.randn(1, 2, 2, 3)],
+     lambda: [torch.arange(12, dtype=torch.int32).reshape(1, 2, 2, 3)],
+     NotImplementedError, r"not implemented for 'Int'"),
 )
+# Rejected values of another dtype fail a guard: Dynamo traces them as a new graph.
+_REJECTED_IN_A_NEW_GRAPH = frozenset({"smooth_l1_loss_beta", "upsample_bilinear_integer_input"})
 
 
 def _autocast_nesting() -> int:
@@ -311,7 +351,7 @@ class IndexErrorTests(BackendTestCase):
         compiled = self.compile(fn)
         assert_same_outputs_and_grads(self, fn, compiled, valid())  # compiles it
         check_raises_as_eager(self, name, fn, compiled, rejected, error_type, core,
-                              new_graph=key == "smooth_l1_loss_beta")
+                              new_graph=key in _REJECTED_IN_A_NEW_GRAPH)
 
     def test_an_error_inside_autocast_leaves_autocast_off(self):
         """An index past the end inside ``with torch.autocast(...)``: the caller catches the
@@ -362,14 +402,18 @@ class IndexErrorTests(BackendTestCase):
         """An input the graph saves for backward, written in place between the call and the
         backward: eager's backward refuses the stale value (autograd's version check on saved
         tensors), and a compiled one must too, not compute gradients from the new values."""
-        def fn(x, w):
-            return (x * w).sum()
+        self.check_saved_input_modified(lambda x, w: (x * w).sum(), lambda: (torch.randn(3), torch.randn(3)))
 
+    def test_a_saved_input_of_a_matmul_modified_before_backward_raises(self):
+        # pytorch#197887: the matmul's saved input is a graph input, saved as a view of it
+        self.check_saved_input_modified(lambda x, w: x @ w, lambda: (torch.randn(2, 3), torch.randn(3, 3)))
+
+    def check_saved_input_modified(self, fn, make) -> None:
         def modified_before_backward(call):
-            x, w = torch.randn(3), torch.randn(3, requires_grad=True)
-            loss = call(x, w)
+            x, w = make()
+            loss = call(x, w.requires_grad_())
             x.mul_(3)
-            loss.backward()
+            loss.sum().backward()
 
         with self.assertRaisesRegex(RuntimeError, _SAVED_MODIFIED) as eager:
             modified_before_backward(fn)
@@ -620,10 +664,42 @@ def _once_cubed(x):
     return _OnceCubed.apply(x.sin()) * x
 
 
+class _SinWithZeroTangent(torch.autograd.Function):
+    """sin whose forward-mode derivative and backward are the user's own: zero."""
+
+    @staticmethod
+    def forward(x):
+        return torch.sin(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(*inputs)
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.zeros_like(grad)
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return torch.zeros_like(tangent)
+
+
 @for_each_backend
 class AutogradFunctionTests(BackendTestCase):
     """A torch.autograd.Function's backward is its own, not the derivative of its forward:
     the backend's backward runs what the user wrote, from what the forward saved."""
+
+    def test_forward_mode_derivative_is_the_functions_own(self):
+        """torch.func.jvp of a Function with its own jvp: the tangent is that jvp's, not the
+        derivative of its forward (pytorch#192985)."""
+        def fn(x, tangent):
+            return torch.func.jvp(_SinWithZeroTangent.apply, (x,), (tangent,))
+
+        x, tangent = torch.randn(4), torch.randn(4)
+        expected, actual = fn(x, tangent), self.compile(fn)(x, tangent)
+        assert_close(self, expected[0], actual[0], what="primal output")
+        assert_close(self, expected[1], actual[1], what="tangent (the Function's jvp gives zeros)")
 
     def test_straight_through_backward_is_the_functions_own(self):
         def fn(x):
