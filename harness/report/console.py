@@ -13,7 +13,7 @@ from harness.axes import registry
 from harness.outcomes import COLLATERAL
 from harness.project import layout, run_settings
 from harness.measure import stages
-from harness.report import coverage, eager_share_table, perf_table, problems, scope_table
+from harness.report import coverage, eager_share_table, perf_table, problems, scope_table, upstream_bugs
 from harness.report.results import BACKEND_INDEPENDENT, OP_SWEEP_PREFIX, RunResults, TestResult
 from harness.testcase.expectations import DEFAULT_FILE
 
@@ -118,7 +118,8 @@ def summary(results: RunResults, expectations: str | None = None, repros: dict[s
     lines = [*declared, *([""] if declared else []), _table(results), *eager_share_table.fallback_lines(results),
              *stage_lines(results), *perf_lines(results),
              *op_sweep_lines(results),
-             *eager_share_table.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results), ""]
+             *eager_share_table.lines(results), *filter(None, [coverage.line(results)]), *tier_lines(results),
+             *filter(None, [upstream_bugs.line(results)]), ""]
     unexpected = results.unexpected
     grouped = problems.by_clause(problems.group(results.tests))
     found = [problem for clause in grouped for problem in clause.problems]

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from harness.report import console, writer
+from harness.report import console, upstream_bugs, writer
 from harness.report.formats import accuracy_csv, html_report, junit, markdown
 from harness.report.formats.format import BoardReport, Format, RunReport
 from harness.report.baseline import difference_between
@@ -184,6 +184,33 @@ class MarkdownSummaryTests(unittest.TestCase):
         self.assertNotIn("|", line.replace("\\|", ""))
         self.assertNotIn("\x1b", line)
         self.assertIn("\\[link\\]", line)
+
+
+class UpstreamBugsTests(unittest.TestCase):
+    def results(self) -> RunResults:
+        return RunResults(run={"torch": "2.13.0", "backends": [{"name": "eager", "spec": "eager"}]}, tests=[
+            result("t.m.F_eager.test_a", "XFAIL", reason="expected failure: lost (pytorch#176679, #176686)"),
+            result("t.m.F_eager.test_b", "XFAIL", reason="expected failure: again (pytorch/pytorch#176679)"),
+            result("t.m.F_eager.test_c", "XFAIL", reason="expected failure: old (pytorch#195422, fixed after 2.13)"),
+            result("t.m.F_eager.test_d", "XFAIL", reason="expected failure: no upstream issue found; near pytorch#1"),
+            result("t.m.F_eager.test_e", "PASS", reason="pytorch#5"),
+            result("t.m.F_eager.test_f", "FAIL", reason="AssertionError (pytorch#6)")])
+
+    def test_each_issue_an_expected_failure_cites_first_is_counted_once(self):
+        self.assertEqual(upstream_bugs.cited("a (pytorch#1, #2 and #3) and pytorch#4"), [1, 2, 3, 4])
+        shown = {bug.number: bug for bug in upstream_bugs.shown(self.results())}
+        self.assertEqual(sorted(shown), [176679, 195422])  # the first cited; no issue, passes, failures: none
+        self.assertEqual(shown[176679].tests, ("t.m.F_eager.test_a", "t.m.F_eager.test_b"))
+        self.assertTrue(shown[195422].fixed)
+
+    def test_console_and_summary_name_the_open_ones_per_torch(self):
+        line = upstream_bugs.line(self.results())
+        self.assertIn("upstream bugs shown on torch 2.13.0: 1 open (pytorch#176679), 1 fixed in a later release",
+                      line)
+        self.assertIn(line, console.summary(self.results()))
+        text = markdown.render(RunReport(self.results()))
+        self.assertIn("[pytorch#176679](https://github.com/pytorch/pytorch/issues/176679): `t.m.F_eager.test_a`", text)
+        self.assertIsNone(upstream_bugs.line(sample_results()))
 
 
 class AccuracyCsvTests(unittest.TestCase):

@@ -41,7 +41,8 @@ def _run(backend: str, index: int, torch: str = "2.13.0+cpu", scenarios=SCENARIO
         outcome = outcomes[index]
         tests.append(TestResult(id=f"test.dynamo.{module}.{family}_{backend}.{method}", scenario=scenario,
                                 backend=backend, backend_spec=backend, outcome=outcome,
-                                reason="AssertionError: output: values differ" if outcome == "FAIL" else "",
+                                reason={"FAIL": "AssertionError: output: values differ",
+                                        "XFAIL": "expected failure: a known bug (pytorch#12345)"}.get(outcome, ""),
                                 stage="check" if outcome in ("FAIL", "XFAIL") else None))
     problems.assign(tests)
     return RunResults(run={"torch": torch, "suite": "0.5.0", "backends": [
@@ -81,6 +82,12 @@ class ScoreboardTests(unittest.TestCase):
         self.assertEqual(first["counts"]["PASS"], 2)
         self.assertEqual(first["counts"]["unexpected"], 2)
         self.assertEqual(first["counts"]["problems"], 1)
+
+    def test_each_row_names_the_open_upstream_bugs_its_expected_failures_showed(self):
+        data = self.build()
+        self.assertEqual([backend["upstream_bugs"] for backend in data["backends"]], [[12345]] * 3)
+        self.assertIn("| 1: [#12345](https://github.com/pytorch/pytorch/issues/12345) |",
+                      (self.out / "summary.md").read_text())
 
     def test_clause_matrix_is_pass_rate_per_clause_of_the_scenario(self):
         matrix = self.build()["clauses"]
@@ -232,7 +239,7 @@ class ScoreboardTests(unittest.TestCase):
         rows = board.read(self.runs)
         lines = render.console_lines(board.to_json(rows, "now"))
         self.assertEqual(lines[0], "wrong_values (wrong_values-pkg 1.0, torch 2.13.0+cpu): 6 tests, 2 passed, "
-                                   "2 unexpected in 1 problems")
+                                   "2 unexpected in 1 problems, open upstream bugs shown: 1")
         stream = io.StringIO()
         stream.write("\n".join(lines))
         self.assertIn("5 tests ran on every backend", stream.getvalue())

@@ -8,7 +8,7 @@ so a test's message cannot break the table or inject markup.
 from __future__ import annotations
 
 import re
-from harness.report import coverage, eager_share_table, perf_table, problems, scope_table
+from harness.report import coverage, eager_share_table, perf_table, problems, scope_table, upstream_bugs
 from harness.report.console import left_broken_lines, op_sweep_lines, stage_lines, verdict
 from harness.report.formats.format import RunReport
 from harness.report.results import BACKEND_INDEPENDENT, RunResults
@@ -98,6 +98,9 @@ def render(report: RunReport) -> str:
     if sweep:
         lines += ["", *(f"- {_cell(line)}" for line in sweep)]
     lines += _perf_section(results)
+    shown = upstream_bugs.markdown_lines(results)
+    if shown:
+        lines += ["", *shown]  # issue numbers and test ids of the suite's own: nothing to escape
     if difference is not None:
         lines += ["", f"### Compared with {_cell(baseline_name or 'the baseline')}"]
         for title, entries in difference.sections():

@@ -28,7 +28,7 @@ from typing import Any
 
 from harness import outcomes
 from harness.checks import clauses
-from harness.report import problems
+from harness.report import problems, upstream_bugs
 from harness.report.results import RunResults, TestResult, load
 
 SCHEMA = "dynamo-aot-suite/scoreboard"
@@ -314,6 +314,7 @@ def to_json(rows: list[Row], built: str, previous: dict[str, Any] | None = None,
                          {"counts": row.counts(), "eager_share": row.eager_share(), "speedup": row.speedup(),
                           "perf_tests": dict(zip(("ran", "measured"), row.perf_tests())),
                           "issues": _issues(row, out_dir),
+                          "upstream_bugs": [bug.number for bug in upstream_bugs.shown(row) if not bug.fixed],
                           "duration_s": round(sum(test.duration_s for test in row.tests), 1)})}
                      for row in rows],
         "clauses": {name: {label: list(cell) for label, cell in cells.items()}

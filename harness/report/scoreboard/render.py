@@ -56,6 +56,14 @@ def _ready(backend: dict[str, Any]) -> str:
     return f"{issues['ready']} of {issues['written']}" if issues else "–"
 
 
+def _bugs(backend: dict[str, Any]) -> str:
+    """The open upstream bugs the row's expected failures showed, each linked (boards built
+    before the count was kept show none)."""
+    numbers = backend.get("upstream_bugs") or []
+    return f"{len(numbers)}: " + ", ".join(f"[#{number}](https://github.com/pytorch/pytorch/issues/{int(number)})"
+                                            for number in numbers) if numbers else "0"
+
+
 def _family_rate(cell: FamilyCell) -> float | None:
     return cell.passed / cell.judged if cell.judged else None
 
@@ -90,7 +98,9 @@ def console_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"{backend['label']} ({versions['package'] or 'no package'}, torch {versions['torch']}): "
                      f"{counts['tests']} tests, {counts['PASS']} passed, {counts['unexpected']} unexpected in "
                      f"{counts['problems']} problems" + (f", {counts['REFUSED']} refused" if counts["REFUSED"] else "")
-                     + (f", speed-up {_speedup(backend)}" if backend["speedup"] is not None else ""))
+                     + (f", speed-up {_speedup(backend)}" if backend["speedup"] is not None else "")
+                     + (f", open upstream bugs shown: {len(backend['upstream_bugs'])}" if backend.get("upstream_bugs")
+                        else ""))
     shared = data["interop"]
     lines.append(f"{shared['common']} tests ran on every backend: {shared['all_pass']} pass on all, "
                  f"{len(shared['all_fail'])} fail on all (likely torch, or the suite), "
@@ -106,18 +116,19 @@ def summary(report: BoardReport) -> str:
     data = report.data
     labels = _labels(data)
     lines = [f"## dynamo-aot-suite scoreboard ({escaped(data['built'])})", "",
-             "| backend | torch | package | tests | passed | refused | unexpected | problems | speed-up | issues ready |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+             "| backend | torch | package | tests | passed | refused | unexpected | problems | speed-up | issues ready "
+             "| upstream bugs shown |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for backend in data["backends"]:
         versions = backend["versions"]
         if backend["install_failed"]:
             lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
-                         f"not run: {escaped(backend['install_failed'][:200])} | | | | | | |")
+                         f"not run: {escaped(backend['install_failed'][:200])} | | | | | | | |")
             continue
         counts = backend["counts"]
         lines.append(f"| {escaped(backend['label'])} | {escaped(versions['torch'])} | {escaped(versions['package'])} | "
                      f"{counts['tests']} | {counts['PASS']} | {counts['REFUSED']} | {counts['unexpected']} | "
-                     f"{counts['problems']} | {_speedup(backend)} | {_ready(backend)} |")
+                     f"{counts['problems']} | {_speedup(backend)} | {_ready(backend)} | {_bugs(backend)} |")
     lines += ["", "| clause | " + " | ".join(map(escaped, labels)) + " |", "| --- |" + " ---: |" * len(labels)]
     for clause, cells in data["clauses"].items():
         lines.append(f"| {escaped(clause)} | " + " | ".join(_percent(_rate(cells.get(label))) for label in labels) + " |")
