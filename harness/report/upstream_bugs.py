@@ -46,6 +46,14 @@ def cited(reason: str) -> list[int]:
     return numbers
 
 
+def open_issue(reason: str) -> int | None:
+    """The open issue an expectation's reason is filed under: the first it cites, unless it
+    names none of its own or says the bug is fixed."""
+    if _UNFILED in reason or _FIXED.search(reason):
+        return None
+    return next(iter(cited(reason)), None)
+
+
 def shown(results) -> list[Shown]:
     """Each issue the run's expected failures cite, by number."""
     tests: dict[int, list[str]] = {}

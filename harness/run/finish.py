@@ -135,6 +135,8 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
         directory = Path(source) if Path(source).is_dir() else Path(source).parent
         results = configure.load_results(str(directory))
         found = [problem for problem in problems.group(results.tests) if upstream.filed(problem)]
+        known = upstream.known_upstream(found, results.run)
+        found = [problem for problem in found if problem.id not in known]  # named in the list, not written
         checked = {}
         for problem in found:
             path = directory / "repros" / f"{problem.id}.py"
@@ -148,7 +150,9 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
         placed = [upstream.place(problem, checked.get(problem.id)) for problem in found]
         print(f"{directory}: {len(found)} issues, {placed.count('')} of them ready to file (a standalone repro showed "
               f"the behaviour named), {placed.count(upstream.NEEDS_SUITE)} needing the suite, "
-              f"{placed.count(upstream.UNCONFIRMED)} not confirmed; {directory / 'upstream' / upstream.INDEX}", file=out)
+              f"{placed.count(upstream.UNCONFIRMED)} not confirmed"
+              + (f", {len(known)} already open upstream (named, not written)" if known else "")
+              + f"; {directory / 'upstream' / upstream.INDEX}", file=out)
     return 0
 
 

@@ -40,6 +40,34 @@ def _test(method: str, outcome: str, reason: str, stage: str) -> TestResult:
                       backend_spec="mycc_pkg:mycc", outcome=outcome, reason=reason, stage=stage)
 
 
+class KnownUpstreamTests(unittest.TestCase):
+    def test_a_problem_already_open_upstream_is_named_not_written(self):
+        # The bundled expectations have the argmin program fail on inductor, citing its open issue.
+        scenario = "test_generated_programs.FoundProgramTests.test_argmin_of_a_transposed_sum"
+        tests = [TestResult(id=f"test.dynamo.test_generated_programs.FoundProgramTests_mycc.{scenario.rsplit('.', 1)[1]}",
+                            scenario=scenario, backend="mycc", backend_spec="mycc_pkg:mycc", outcome="FAIL",
+                            reason="AssertionError: program disagrees with eager: output: values differ from eager",
+                            stage="check"),
+                 _test("test_zero_dim", "FAIL", "AssertionError: output: values differ from eager", "check")]
+        problems.assign(tests)
+        with tempfile.TemporaryDirectory() as directory:
+            run_dir = Path(directory)
+            write_atomic(run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
+            done = run_cli("--upstream-reports", str(run_dir), "--timeout", "3")
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("1 issues, 0 of them ready to file", done.stdout)
+            self.assertIn("1 already open upstream (named, not written)", done.stdout)
+            upstream = run_dir / "upstream"
+            issues = sorted(path.name for path in upstream.rglob("*.md") if path.name != "README.md")
+            self.assertEqual(issues, [f"{tests[1].problem}.md"])
+            self.assertIn("already open upstream", (upstream / "README.md").read_text())
+            self.assertIn("[pytorch#197739](https://github.com/pytorch/pytorch/issues/197739)",
+                          (upstream / "README.md").read_text())
+            listed = {entry["id"]: entry for entry in json.loads((upstream / "issues.json").read_text())}
+            self.assertEqual(listed[tests[0].problem]["upstream"], 197739)
+            self.assertFalse(listed[tests[0].problem]["ready"])
+
+
 class UpstreamReportTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:

@@ -12,19 +12,25 @@ A report is only as good as its repro, so every repro is run first, here, where 
 installed (harness.report.repros.check). The list says which showed the problem: only those are
 ready to file. A repro that needs the suite (the problem shows in a scenario, not in one graph:
 guards, recompiles, global state, crashes) says so in its issue.
+
+A problem already open upstream is not written again: where its scenario is an expected
+failure of the run's expectations elsewhere (another backend, another torch) citing an open
+pytorch/pytorch issue, the list names that issue instead of an issue file.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from typing import Any
 
 from harness import outcomes
 from harness.measure.stages import AOT_AUTOGRAD, BACKEND_COMPILE, BACKEND_RUN, CAPTURE, CHECK
-from harness.report import console, problems, repros
+from harness.report import console, problems, repros, upstream_bugs
 from harness.report.formats.format import UpstreamReport
 from harness.report.results import TestResult
+from harness.testcase import expectations
 
 INDEX = "README.md"
 NEEDS_SUITE, UNCONFIRMED = "needs-suite/", "unconfirmed/"  # the issues not ready to file as they are
@@ -223,17 +229,57 @@ def index(found: list[problems.Problem], report: UpstreamReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def listing(found: list[problems.Problem], report: UpstreamReport) -> str:
+def listing(found: list[problems.Problem], report: UpstreamReport,
+            known: list[tuple[problems.Problem, int]] = ()) -> str:
     run = report.results.run
     placed = {problem.id: place(problem, report.checked.get(problem.id)) for problem in found}
     return json.dumps([{"id": problem.id, "title": title(problem, report.checked.get(problem.id)),
                         "tracker": tracker(run, problem),
                         "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
                         "ready": placed[problem.id] == ""}
-                       for problem in found], indent=1) + "\n"
+                       for problem in found]
+                      + [{"id": problem.id, "title": title(problem), "tracker": "https://github.com/pytorch/pytorch",
+                          "tests": len(problem.tests), "path": None, "ready": False, "upstream": number}
+                         for problem, number in known], indent=1) + "\n"
+
+
+def known_upstream(found: list[problems.Problem], run: dict[str, Any]) -> dict[str, int]:
+    """problem id -> the open pytorch/pytorch issue it already is: one of its scenarios is an
+    expected failure of the run's expectations under other conditions (another backend, a
+    torch the entry's range leaves out) whose reason cites that issue first."""
+    try:
+        entries = [entry for entry in expectations.load(project=run.get("expectations")) if entry.status == "xfail"]
+    except expectations.ExpectationError:
+        return {}
+    cited = [(entry.test, upstream_bugs.open_issue(entry.reason)) for entry in entries]
+    cited = [(pattern, number) for pattern, number in cited if number is not None]
+    known = {}
+    for problem in found:
+        for test in problem.tests:
+            number = next((number for pattern, number in cited if fnmatch.fnmatchcase(test.scenario, pattern)), None)
+            if number is not None:
+                known[problem.id] = number
+                break
+    return known
 
 
 def render(report: UpstreamReport) -> dict[str, str]:
     found = [problem for problem in problems.group(report.results.tests) if filed(problem)]
+    known = known_upstream(found, report.results.run)
+    written = [problem for problem in found if problem.id not in known]
     return {**{f"{place(problem, report.checked.get(problem.id))}{problem.id}.md": issue(problem, report)
-               for problem in found}, INDEX: index(found, report), LISTING: listing(found, report)}
+               for problem in written},
+            INDEX: index(written, report) + _known_lines(found, known),
+            LISTING: listing(written, report, known=[(problem, known[problem.id]) for problem in found
+                                                     if problem.id in known])}
+
+
+def _known_lines(found: list[problems.Problem], known: dict[str, int]) -> str:
+    if not known:
+        return ""
+    lines = ["", f"{len(known)} problem{'s' if len(known) != 1 else ''} not written: already open upstream "
+                 "(the scenario is an expected failure elsewhere, citing the issue):", ""]
+    lines += [f"* {title(problem).replace('|', '/')}: [pytorch#{known[problem.id]}]"
+              f"(https://github.com/pytorch/pytorch/issues/{known[problem.id]})"
+              for problem in found if problem.id in known]
+    return "\n".join(lines) + "\n"
