@@ -715,6 +715,15 @@ def _bump_rows(x, w):
     return x + w
 
 
+def _padded_rows(x, w):
+    # Python's modulo of a negative size pads the rows up to a multiple of 4 (and 4 more, so
+    # that no size pads nothing): symbolic size arithmetic whose sign rules differ from C's
+    # (pytorch#169602)
+    padding = -x.shape[0] % 4 + 4
+    padded = torch.cat([x * w, x.new_zeros(padding, x.shape[1])])
+    return padded.cumsum(0), padded.shape[0] // 4 * w
+
+
 def _rows(columns: int, requires_grad: bool = False):
     def make(rows: int) -> tuple:
         return torch.randn(rows, columns, requires_grad=requires_grad), torch.randn(columns, requires_grad=requires_grad)
@@ -730,6 +739,7 @@ SIZE_CHANGES = [
      lambda rows: (torch.randn(rows, 6), torch.randn(6, 3)), True),
     ("input_mutation", _bump_rows, _rows(6), False),
     ("training", _scaled_rows, _rows(6, requires_grad=True), True),
+    ("padded_to_a_multiple", _padded_rows, _rows(6), False),
 ]
 SIZES = (3, 5, 8)
 
@@ -766,6 +776,21 @@ class _Record:
 
     def __init__(self, calls: int = 0) -> None:
         self.calls = calls
+
+
+class _Box:
+    """A property whose setter and getter compute: set 5, read 11."""
+
+    def __init__(self, value: float) -> None:
+        self._value = value
+
+    @property
+    def value(self) -> float:
+        return self._value + 1
+
+    @value.setter
+    def value(self, value: float) -> None:
+        self._value = value * 2
 
 
 class _CountingBlock(torch.nn.Module):
@@ -959,6 +984,21 @@ class PythonSideEffectTests(BackendTestCase):
         self.assertEqual((kind, value), (want_kind, want_value), "what the caller drained: the iterator's type and "
                                                                  "the value its StopIteration carries")
         assert_close(self, want_seen, seen, what="the values it yielded")
+
+    def test_property_setter_and_class_reassigned(self):
+        # pytorch#176599, #174050: a property's setter and getter run their own code; an
+        # object's class reassigned changes what isinstance and hasattr say
+        def fn(x):
+            box = _Box(3.0)
+            box.value = 5.0
+            relabelled = _Record()
+            relabelled.__class__ = _Box
+            return x + box.value, isinstance(relabelled, _Box), hasattr(relabelled, "_value")
+
+        self.call_twice(self.compile(fn), torch.randn(4))
+        x = torch.randn(4)
+        self.assertEqual(self.compile(fn)(x)[1:], fn(x)[1:], "isinstance and hasattr after __class__ is reassigned")
+        assert_close(self, fn(x)[0], self.compile(fn)(x)[0], what="the property's value")
 
     def test_iterator_resumed_after_next(self):
         # pytorch#196211: iter() of a partly consumed iterator goes on where next() left it

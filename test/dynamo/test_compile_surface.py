@@ -664,6 +664,35 @@ def _once_cubed(x):
     return _OnceCubed.apply(x.sin()) * x
 
 
+class _DoubledInPlace(torch.autograd.Function):
+    """Writes its input in place and says so (mark_dirty): the input is the output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+class _SeesUnusedGradients(torch.autograd.Function):
+    """Two outputs, gradients not materialized: the backward sees None for an output the loss
+    did not use, and says so in what it returns."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, grad_first, grad_second):
+        unused = torch.full_like(grad_first, 7.0) if grad_second is None else grad_second * 3
+        return grad_first * 2 + unused
+
+
 class _SinWithZeroTangent(torch.autograd.Function):
     """sin whose forward-mode derivative and backward are the user's own: zero."""
 
@@ -689,6 +718,28 @@ class _SinWithZeroTangent(torch.autograd.Function):
 class AutogradFunctionTests(BackendTestCase):
     """A torch.autograd.Function's backward is its own, not the derivative of its forward:
     the backend's backward runs what the user wrote, from what the forward saved."""
+
+    def test_in_place_forward_marked_dirty(self):
+        def fn(x):
+            return _DoubledInPlace.apply(x * 1).sin()
+
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(4, requires_grad=True)])
+
+    def test_applied_to_one_tensor_in_two_slots(self):
+        # x * x by a Function that reverses its second factor's gradient: the two slots'
+        # gradients cancel where one tensor fills both
+        def fn(x):
+            return _Product.apply(x, x).sum() + x.sum()
+
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(4, requires_grad=True)])
+
+    def test_gradients_not_materialized(self):
+        # pytorch#118396: set_materialize_grads(False) leaves an unused output's gradient None
+        def fn(x):
+            first, _ = _SeesUnusedGradients.apply(x)
+            return first.sum()
+
+        _same_as_eager(self, fn, self.compile(fn), [torch.randn(4, requires_grad=True)])
 
     def test_forward_mode_derivative_is_the_functions_own(self):
         """torch.func.jvp of a Function with its own jvp: the tangent is that jvp's, not the
