@@ -190,6 +190,7 @@ SCENARIOS = {
     "test_compile_surface.AutogradFunctionTests": CUSTOM_OPERATORS,
     "test_compile_surface.DataDependentSizeTests": CHANGING_INPUTS,
     "test_compile_surface.DataDependentSizeTests.test_a_check_the_data_breaks": ERRORS_RAISED,
+    "test_compile_surface.NumpyCodeTests": VALUES,
     "test_python_autograd.PythonAutogradTests": VALUES,
     "test_real_data.RealDataTests": VALUES,
     f"{TRANSFORMS}.FunctionalizedMutationTests": FUNCTIONAL_MUTATIONS,

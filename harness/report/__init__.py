@@ -6,8 +6,8 @@ rerun commands (``console``), the declared scope and what the tests needed (``sc
 differences from a baseline run (``baseline``) and the metrics that changed since it
 (``metric_changes``), problems grouped by what went wrong (``problems``) with a standalone
 repro each (``repros``), what a run covered (``coverage``), the eager share
-(``eager_share_table``), the perf tier's figures (``perf_table``), the scoreboard of backends side by
-side (``scoreboard``), and ``writer``, where every report format, the scoreboard's too, is
+(``eager_share_table``), the perf tier's figures (``perf_table``), the open upstream bugs its expected
+failures showed (``upstream_bugs``), the scoreboard of backends side by side (``scoreboard``), and ``writer``, where every report format, the scoreboard's too, is
 declared once and which writes them atomically.
 
 Layering: this package works on results alone; it may import the scenario library

@@ -180,6 +180,8 @@ LEFT_TO_DEFAULT = {
     "test_compile_surface.ControlFlowTests": CUSTOM_OPERATORS,
     "test_compile_surface.AutogradFunctionTests": CUSTOM_OPERATORS,
     "test_compile_surface.DataDependentSizeTests": CHANGING_INPUTS,
+    # NumPy code traced into torch: the values its functions return (Dynamo's, every backend alike).
+    "test_compile_surface.NumpyCodeTests": VALUES,
     # Combinations of the clauses the picks above check one by one; 16 programs per backend.
     "test_generated_programs.GeneratedProgramTests": STRIDES_AND_ALIASING,
     # Frontend bugs, the same on every backend: expected failures, nothing about the backend.
