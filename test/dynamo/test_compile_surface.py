@@ -665,7 +665,8 @@ def _once_cubed(x):
 
 
 class _DoubledInPlace(torch.autograd.Function):
-    """Writes its input in place and says so (mark_dirty): the input is the output."""
+    """Writes its input in place and says so (mark_dirty): the input is the output. Its
+    backward is its own, not the derivative: the gradient passes through unscaled."""
 
     @staticmethod
     def forward(ctx, x):
@@ -675,7 +676,7 @@ class _DoubledInPlace(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 2
+        return grad
 
 
 class _SeesUnusedGradients(torch.autograd.Function):

@@ -26,7 +26,13 @@ CONTROLS = ("eager", "aot_eager")
 
 # Each fault and the tests that must fail on it (and pass, or fail as expected, on the controls).
 CATCHES = {
-    "differentiates_autograd_function_forwards": (f"{SURFACE}.AutogradFunctionTests.*",),
+    # The Functions whose backward is not their forward's derivative; those shown to fail upstream
+    # (expected failures) and one Dynamo runs eagerly (one tensor in two slots) prove nothing here.
+    "differentiates_autograd_function_forwards": tuple(
+        f"{SURFACE}.AutogradFunctionTests.{test}" for test in (
+            "test_in_place_forward_marked_dirty", "test_straight_through_backward_is_the_functions_own",
+            "test_backward_from_saved_inputs_and_outputs", "test_once_differentiable_backward",
+            "test_once_differentiable_backward_is_not_differentiated_again")),
     "keeps_checkpointed_activations": (f"{SURFACE}.HigherOrderOpTests.test_checkpointed_block_recomputes_its_forward",),
     "wrong_control_flow_backward": (f"{SURFACE}.HigherOrderOpTests.test_cond_takes_the_branch_the_data_chooses",
                                     f"{SURFACE}.ControlFlowTests.test_while_loop_gradients_go_back_through_every_step"),

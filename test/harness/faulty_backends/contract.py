@@ -486,6 +486,10 @@ def _any_beta(x, y, reduction=1, beta=1.0):
     return aten.smooth_l1_loss.default(x, y, reduction, abs(beta))
 
 
+def _any_std(mean, std, *rest, **kwargs):
+    return aten.normal.Tensor_Tensor(mean, std.abs(), *rest, **kwargs)
+
+
 def _clamped_probabilities(p, *rest, **kwargs):
     return aten.bernoulli.default(p.clamp(0, 1), *rest, **kwargs)
 
@@ -512,6 +516,7 @@ _MADE_DO = {
     aten.binary_cross_entropy.default: _clamped_target,
     aten.smooth_l1_loss.default: _any_beta,
     aten.bernoulli.default: _clamped_probabilities,
+    aten.normal.Tensor_Tensor: _any_std,
     aten.index_add.default: _wrapped_index,
     # The runtime asserts a graph carries (torch._check on a value read with .item(),
     # torch._assert_async) made no-ops.
@@ -526,8 +531,8 @@ _aot_skipping_validation = aot_autograd(fw_compiler=retargeting(_MADE_DO.get), b
 def skips_validation(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     """Breaks: *errors eager raises on bad input, the compiled code
 raises*. Kernels that skip eager's check on the data and make do: binary_cross_entropy clamps
-its targets into [0, 1], smooth_l1_loss takes a negative beta as positive, bernoulli clamps its
-probabilities, index_add wraps a negative index, scatter clamps its indices into range, and the
+its targets into [0, 1], smooth_l1_loss takes a negative beta as positive, normal a negative
+standard deviation, bernoulli clamps its probabilities, index_add wraps a negative index, scatter clamps its indices into range, and the
 graph's runtime asserts (a torch._check on data, torch._assert_async) do nothing; right on
 every value eager accepts."""
     return _aot_skipping_validation(gm, example_inputs)
