@@ -25,6 +25,10 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.report.upstream_bugs import cited  # noqa: E402  (the reports' reading of a reason: no torch)
+
 CLASSES = ROOT / "docs" / "tracker" / "classes.toml"
 SAMPLE = ROOT / "docs" / "tracker" / "sample-2026-12-07.jsonl"
 EXPECTATIONS = ROOT / "harness" / "expectations.toml"
@@ -37,19 +41,6 @@ LAYER_WORD = {"dynamo": "Dynamo", "dynamic_shapes": "dynamic shapes", "higher_or
               "subclass": "subclasses", "functorch": "functorch", "export": "export", "aot_autograd": "AOTAutograd",
               "inductor": "Inductor", "decomposition": "decompositions", "backend_other": "other backends"}
 ISSUE_URL = "https://github.com/pytorch/pytorch/issues/{}"
-
-# A reason names the bug it shows as pytorch#N (or pytorch/pytorch#N), sometimes followed by
-# more of them as ", #M". A number after "near" or "proposed in" (a fix proposed in pytorch#N) is
-# context, not the bug the test shows, and is not cited.
-_CITE = re.compile(r"(?<!near )(?<!proposed in )pytorch(?:/pytorch)?#(\d+)((?:, #\d+)*)")
-
-
-def cited(reason: str) -> list[int]:
-    numbers = []
-    for first, more in _CITE.findall(reason):
-        numbers += [int(first)] + [int(n) for n in re.findall(r"\d+", more)]
-    return list(dict.fromkeys(numbers))
-
 
 def names(glob: str, test_id: str) -> bool:
     """Whether an expectation's test glob names test_id or one of its parameterized cases

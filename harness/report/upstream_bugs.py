@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from harness import outcomes
 
-# "pytorch#123", "pytorch/pytorch#123", and the issues listed after one: "pytorch#1, #2".
-_CITED = re.compile(r"pytorch(?:/pytorch)?#(\d+)((?:\s*(?:,|and)\s*#\d+)*)")
+# "pytorch#123", "pytorch/pytorch#123", and the issues listed after one: "pytorch#1, #2". A number
+# after "near" or "proposed in" (a fix proposed in pytorch#N) is context, not the bug shown.
+_CITED = re.compile(r"(?<!near )(?<!proposed in )pytorch(?:/pytorch)?#(\d+)((?:\s*(?:,|and)\s*#\d+)*)")
 _MORE = re.compile(r"#(\d+)")
 _FIXED = re.compile(r"\bfixed\b", re.IGNORECASE)
 _UNFILED = "no upstream issue found"  # an issue named beside it is only a neighbour
@@ -37,7 +38,7 @@ class Shown:
 
 def cited(reason: str) -> list[int]:
     """The issue numbers a reason cites, in order, once each (the entries name the issue they
-    are filed under first)."""
+    are filed under first). docs/tracker.md counts the bugs shown by the same reading."""
     numbers: list[int] = []
     for match in _CITED.finditer(reason):
         for number in (match.group(1), *_MORE.findall(match.group(2))):

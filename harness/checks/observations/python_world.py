@@ -33,8 +33,8 @@ import contextlib
 import copy
 import dis
 import functools
-import math
 import hashlib
+import math
 import os
 import pickle
 import random
