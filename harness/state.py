@@ -7,8 +7,9 @@ poison the tests after it.
 
 from __future__ import annotations
 
+import contextlib
 import random
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -25,6 +26,29 @@ def seed_everything(seed: int = SEED) -> None:
     except ImportError:
         return
     numpy.random.seed(seed)
+
+
+def autocast_nesting() -> int:
+    """How many autocast blocks are open (torch reads it only by moving it)."""
+    depth = torch.autocast_increment_nesting()
+    torch.autocast_decrement_nesting()
+    return depth - 1
+
+
+@contextlib.contextmanager
+def autocast_kept() -> Iterator[None]:
+    """Around running a graph of Dynamo's: it enters and leaves autocast as calls, with no
+    finally (pytorch#195488), so a graph that raises inside the block would leave autocast
+    on and its nesting raised; both are put back."""
+    depth, enabled, dtype = autocast_nesting(), torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    try:
+        yield
+    finally:
+        for _ in range(autocast_nesting() - depth):
+            if torch.autocast_decrement_nesting() == 0:
+                torch.clear_autocast_cache()
+        torch.set_autocast_enabled("cpu", enabled)
+        torch.set_autocast_dtype("cpu", dtype)
 
 
 def _torch_state() -> dict[str, Any]:

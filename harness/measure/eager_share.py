@@ -45,7 +45,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode, _push_mode
 
-from harness import compat
+from harness import compat, state
 
 NOT_COMPUTE = frozenset({
     # allocation and initialisation of fresh memory
@@ -164,8 +164,10 @@ def graph_ops(gm: Callable, example_inputs: list[Any]) -> Reference | None:
             # parameters) would be written by this run: it runs on a copy of that too.
             gm = copy.deepcopy(gm)
         counter = OpCounter()
-        # The RNG streams and grad mode are put back (a graph may set grad mode part way).
-        with torch.random.fork_rng(devices=[]), _device_rng(), torch.set_grad_enabled(torch.is_grad_enabled()):
+        # The RNG streams, grad mode and autocast are put back (a graph may set grad mode part
+        # way, or raise inside an autocast block).
+        with torch.random.fork_rng(devices=[]), _device_rng(), torch.set_grad_enabled(torch.is_grad_enabled()), \
+                state.autocast_kept():
             with counter:
                 outputs = gm(*copies)
             backward = _backward_ops(outputs, copies)

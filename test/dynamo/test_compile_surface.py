@@ -62,6 +62,7 @@ from harness import (
     for_each_backend,
     needs,
     opcheck,
+    state,
 )
 
 _NAMESPACE = "dynamo_suite_surface"
@@ -309,13 +310,6 @@ _REJECTED_VALUES = (
 _REJECTED_IN_A_NEW_GRAPH = frozenset({"smooth_l1_loss_beta", "upsample_bilinear_integer_input"})
 
 
-def _autocast_nesting() -> int:
-    """How many autocast blocks are open (torch reads it only by moving it)."""
-    depth = torch.autocast_increment_nesting()
-    torch.autocast_decrement_nesting()
-    return depth - 1
-
-
 @for_each_backend
 class IndexErrorTests(BackendTestCase):
     """Indices past the end raise as in eager; negative ones count from the end."""
@@ -369,7 +363,7 @@ class IndexErrorTests(BackendTestCase):
                 compiled(x, torch.tensor([99]))
             # Exiting the block turns autocast off and leaves its nesting (whose end empties the
             # cast cache) where it was: 0.
-            enabled, nesting = torch.is_autocast_enabled("cpu"), _autocast_nesting()
+            enabled, nesting = torch.is_autocast_enabled("cpu"), state.autocast_nesting()
             torch.set_autocast_enabled("cpu", False)  # the next test's state, whatever this one found
             for _ in range(nesting):
                 torch.autocast_decrement_nesting()
