@@ -37,7 +37,7 @@ indices clamped; negative indices read as 0).
 test/proofs/test_compile_surface_faults.py shows the claims above failing on backends that get
 one higher-order operator wrong (a Function's forward differentiated, a checkpoint's
 activations kept, control flow's backward off, a loop that never steps giving back its
-inputs) and on a Dynamo that splits at data-dependent sizes.
+inputs, a scan's closure detached) and on a Dynamo that splits at data-dependent sizes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ higher-order operator Dynamo hands it wrongly, and is right on every graph witho
   activations are saved for the backward instead of recomputed;
 * ``wrong_control_flow_backward``: the backward of graphs with cond or while_loop off by 5%;
 * ``returns_carried_values_from_a_loop_that_never_steps``: a while_loop whose condition is false on
-  entry gives back the tensors it was given, not copies (what pytorch#146213 reports of inductor).
+  entry gives back the tensors it was given, not copies (what pytorch#146213 reports of inductor);
+* ``drops_gradients_of_what_a_scan_closes_over``: a scan's body run on detached copies of the
+  tensors it closes over, so the parameters it reads get no gradient from it.
 
 test/proofs/test_compile_surface_faults.py runs each against the tests that must catch it.
 """
@@ -112,5 +114,23 @@ def returns_carried_values_from_a_loop_that_never_steps(gm: torch.fx.GraphModule
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is torch.ops.higher_order.while_loop:
             node.target = _loop_giving_back_its_inputs
+    gm.recompile()
+    return gm.forward
+
+
+def _scan_of_detached_closure(combine: torch.fx.GraphModule, init: list, xs: list, additional: list,
+                              *rest: Any, **options: Any) -> Any:
+    detached = [value.detach() if isinstance(value, torch.Tensor) else value for value in additional]
+    return torch.ops.higher_order.scan(combine, init, xs, detached, *rest, **options)
+
+
+def drops_gradients_of_what_a_scan_closes_over(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the tensors a scan's body closes over get their gradients*. Each scan Dynamo
+    captured runs as it does in eager, on detached copies of the tensors Dynamo lifted out of
+    its body (the parameters it reads): values are right, and the gradients of its carry and
+    rows, but those parameters get none through the scan."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.scan:
+            node.target = _scan_of_detached_closure
     gm.recompile()
     return gm.forward
