@@ -51,6 +51,26 @@ def autocast_kept() -> Iterator[None]:
         torch.set_autocast_dtype("cpu", dtype)
 
 
+# What eager's float32 arithmetic on this thread does with roundings and subnormal numbers:
+# flags of the CPU (MXCSR on x86: flush-to-zero, denormals-are-zero, the rounding mode) that
+# compiled code or a compiler's runtime may set and not put back (pytorch#136273), changing
+# every later eager result in the process. 1 + 0.75 ulp and -1 - 0.75 ulp tell the four
+# rounding modes apart; a subnormal product, and a subnormal input times one, show the two
+# flush flags. Two small kernels: a few microseconds.
+_ROUNDED = torch.tensor([1.0, -1.0, 1e-38, 1e-40])
+_BY = torch.tensor([1.5 * 2.0 ** -24, -1.5 * 2.0 ** -24, 1e-3, 1.0])
+_ROUNDINGS = {(True, True): "to nearest", (False, False): "toward zero", (True, False): "upward",
+              (False, True): "downward"}
+
+
+def fp_environment() -> tuple[str, str, str]:
+    """(rounding mode, subnormal results, subnormal inputs) as eager's float32 kernels see them."""
+    with torch.inference_mode(False), torch.no_grad():
+        added, multiplied = (_ROUNDED[:2] + _BY[:2]).tolist(), (_ROUNDED[2:] * _BY[2:]).tolist()
+    return (_ROUNDINGS[added[0] > 1.0, added[1] < -1.0], "kept" if multiplied[0] != 0.0 else "flushed to zero",
+            "read" if multiplied[1] != 0.0 else "read as zero")
+
+
 def _torch_state() -> dict[str, Any]:
     return {
         "torch.is_grad_enabled()": torch.is_grad_enabled(),
@@ -64,6 +84,7 @@ def _torch_state() -> dict[str, Any]:
         # A TorchFunctionMode left on (``with torch.device(...)`` never exited, say) changes
         # every later test's tensors.
         "torch function modes": _function_modes(),
+        "eager's floating-point environment (rounding, subnormal results, subnormal inputs)": fp_environment(),
     }
 
 
@@ -105,6 +126,10 @@ def restore(before: dict[str, Any]) -> None:
     torch.set_anomaly_enabled(before["torch.is_anomaly_enabled()"])
     torch.set_autocast_enabled("cpu", before["torch.is_autocast_enabled('cpu')"])
     torch.set_num_threads(before["torch.get_num_threads()"])
+    # Only torch's switch of both flush flags can be put back portably; a rounding mode left
+    # changed is reported, not undone.
+    environment = before["eager's floating-point environment (rounding, subnormal results, subnormal inputs)"]
+    torch.set_flush_denormal(environment[1:] != ("kept", "read"))
     now = snapshot()
     for module_name, module in compat.loaded_config_modules().items():
         prefix = f"{module_name}."

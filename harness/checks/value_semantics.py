@@ -9,8 +9,10 @@ lower bound is above its upper one (eager gives the upper), a softmax or an atte
 masked everywhere (softmax gives NaN, attention zeros), conversions to float8 past its range
 (float8_e4m3fn saturates at 448, infinities included; float8_e5m2 gives infinity) and every
 float8 value back, unsigned 16-, 32- and 64-bit integers past the signed range through the
-ops torch runs on them on CPU, and an embedding's ``padding_idx`` (its row gets no gradient)
-and ``max_norm`` (the rows it reads renormalized in place). A new edge is one more entry.
+ops torch runs on them on CPU, floats converted to uint8 (through int64: negative ones wrap),
+bfloat16 and float16 rounding where an exact comparison sees it, and an embedding's
+``padding_idx`` (its row gets no gradient) and ``max_norm`` (the rows it reads renormalized in
+place). A new edge is one more entry.
 
 ``check`` hands the calls of some dtypes to the operator checker through
 value_domains.batch_check, compiled together (one graph, and one backward, for all of them),
@@ -177,6 +179,68 @@ def _unsigned(dtype: torch.dtype, grad: bool) -> list[Case]:
             ("bitwise_and", torch.bitwise_and, (a, b), {})]
 
 
+# Past uint8's range on both sides, fractions among them; 64 of them, so that a compiler's
+# vectorized loop converts most (inductor's CPU kernel did it wrongly there: pytorch#156788).
+_BYTES_FROM = [-0.5, -0.9, -1.0, -1.5, -2.75, -100.25, -128.0, -200.0, -255.0, -255.5, 0.5, 1.9, 254.9, 255.0,
+               255.5, 256.0, 257.5, 300.0, 1000.0, -3000.0, 0.0, -0.0]
+_BYTES_FROM_WIDE = [70000.0, -1.0e5, 3.0e9, -3.0e9]  # past float16's range; within int64's
+
+
+def _bytes_from_floats(dtype: torch.dtype, grad: bool) -> list[Case]:
+    """A float converted to uint8 goes through int64 (c10's cast, chosen so that CPU and GPU
+    agree; a direct conversion of a negative float to an unsigned type is undefined in C++):
+    truncated toward zero, then wrapped modulo 256 (-1.5 -> 255, -200 -> 56, 300 -> 44),
+    for every float within int64's range; NaN and infinities are outside it."""
+    if dtype not in FLOATS:
+        return []
+    values = _BYTES_FROM + ([] if dtype == torch.float16 else _BYTES_FROM_WIDE)
+    source = _tensor((values * 3)[:64], dtype)
+    return [("to uint8", _to, (source, torch.uint8), {}),
+            ("byte of a product", _byte_of_twice, (source.flip(0),), {})]
+
+
+def _byte_of_twice(x: torch.Tensor) -> torch.Tensor:
+    # Computed, then converted: the conversion inside a compiler's fused kernel.
+    return (x * 2).byte()
+
+
+def _tie_count(scores: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    scaled = scores / scale
+    return (scaled == scaled.amax(-1, keepdim=True)).sum(-1)
+
+
+def _round_trip_kept(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return x.to(dtype).float() == x
+
+
+def _rope(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = q.shape[-1] // 2
+    return q * cos + torch.cat([-q[..., half:], q[..., :half]], -1) * sin
+
+
+def _low_precision_rounding(dtype: torch.dtype, grad: bool) -> list[Case]:
+    """Eager rounds each bfloat16 or float16 result, and each explicit cast into them, to
+    that dtype. A compiler may keep the wider value where only a float sees it (inductor
+    does by default, config.emulate_precision_casts: the float results are judged within the
+    dtype's tolerance), not where an exact comparison does: there the rounding decides the
+    answer (each row's count of ties with its maximum after a division, pytorch#195214; an
+    explicit round trip compared with its source). Built in the float32 call only: its
+    half-precision tensors are its own."""
+    if dtype != torch.float32:
+        return []
+    cases = []
+    for low in (torch.bfloat16, torch.float16):
+        name = str(low).removeprefix("torch.")
+        scores = _draws((16, 64), low, False, 30)
+        cases += [(f"tie count after a {name} division", _tie_count, (scores, _tensor([7.0], low)), {}),
+                  (f"{name} round trip compared with its source", _round_trip_kept,
+                   (_draws((64,), torch.float32, False, 31), low), {}),
+                  (f"rotary embedding in {name}", _rope,
+                   (_draws((2, 4, 8, 16), low, False, 32), _draws((8, 16), low, False, 33),
+                    _draws((8, 16), low, False, 34)), {})]
+    return cases
+
+
 def _embedding_options(dtype: torch.dtype, grad: bool) -> list[Case]:
     """padding_idx: the row it names reads as any other, and gets no gradient (-1 counts from
     the end); max_norm: each row the indices read whose norm (norm_type) passes it is scaled
@@ -232,6 +296,11 @@ SEMANTICS = (
               (torch.float64, torch.float16, torch.bfloat16)),
     Semantics("unsigned integers", "uint16, uint32 and uint64 past the signed range",
               _unsigned, "bit for bit", (torch.uint16, torch.uint64)),
+    Semantics("bytes from floats", "floats converted to uint8: negative, fractional and past 255",
+              _bytes_from_floats, "bit for bit", (torch.float16, torch.bfloat16)),
+    Semantics("low precision rounding", "bfloat16 and float16 results and casts rounded where a comparison sees them",
+              _low_precision_rounding, "counts and comparisons bit for bit, the half-precision results within "
+              "their dtype's tolerance", ()),
     Semantics("embedding options", "an embedding's padding_idx in the backward and max_norm's renorm of the weight",
               _embedding_options, "the weight after the call and its gradient within the dtype's tolerance, the "
               "padding row's gradient exactly zero", (torch.float64,)),

@@ -14,7 +14,9 @@
   garbage instead (pytorch#197554: "[PT2] Validation lost").
 
 * ``ControlFlowTests``: while_loop, scan and map run their subgraphs as many times as the
-  data says; a checkpointed block with dropout draws the same mask when recomputed.
+  data says; a while_loop that never steps returns copies, not what it was given; the
+  parameters a scan's body closes over get their gradients; a checkpointed block with dropout
+  draws the same mask when recomputed.
 * ``AutogradFunctionTests``: a torch.autograd.Function's own backward (straight-through,
   from saved inputs and outputs, once_differentiable), not its forward's derivative: each
   backward differs from the derivative on purpose; a once_differentiable backward is not
@@ -34,13 +36,14 @@ clause (a custom operator's result perturbed, a control-flow operator's result p
 indices clamped; negative indices read as 0).
 test/proofs/test_compile_surface_faults.py shows the claims above failing on backends that get
 one higher-order operator wrong (a Function's forward differentiated, a checkpoint's
-activations kept, control flow's backward off) and on a Dynamo that splits at data-dependent
-sizes.
+activations kept, control flow's backward off, a loop that never steps giving back its
+inputs, a scan's closure detached) and on a Dynamo that splits at data-dependent sizes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 
 import numpy as np
@@ -493,6 +496,70 @@ def _each_row_in_python(x, w):
     return torch.stack([(row @ w).relu() for row in x])
 
 
+def _loop_never_entered(x, steps):
+    while_loop = compat.control_flow_operator("while_loop")
+    h = x.sin()
+    _, y, z = while_loop(lambda i, y, z: i < steps, lambda i, y, z: (i + 1, y * 2, z.cos()),
+                         (torch.zeros((), dtype=torch.int64), x, h))
+    # Each carried value and the tensor it was carried from written in place, the output
+    # first: where an output is its input, both writes land in the one tensor.
+    y.add_(1)
+    x.mul_(-1)
+    z.mul_(3)
+    h.sub_(0.5)
+    return y, z, h
+
+
+def _loop_never_entered_in_python(x, steps):
+    # while_loop's outputs are never its inputs, even after no step (its eager kernel copies
+    # them): the copies stand for that.
+    i, h = torch.zeros((), dtype=torch.int64), x.sin()
+    y, z = x.clone(), h.clone()
+    while i < steps:
+        i, y, z = i + 1, y * 2, z.cos()
+    y.add_(1)
+    x.mul_(-1)
+    z.mul_(3)
+    h.sub_(0.5)
+    return y, z, h
+
+
+class _StackedRecurrence(torch.nn.Module):
+    """Layers of a recurrence, each one scan over time whose body closes over that layer's
+    slice of stacked parameters and over a scalar shared by all; the second layer scans the
+    first's outputs (pytorch#153679), and the carry starts from zeros that need no gradient
+    (pytorch#184528)."""
+
+    def __init__(self, layers: int = 2, width: int = 4) -> None:
+        super().__init__()
+        self.weights = torch.nn.Parameter(torch.randn(layers, width, width) * 0.5)
+        self.biases = torch.nn.Parameter(torch.randn(layers, width))
+        self.decay = torch.nn.Parameter(torch.tensor(0.7))
+
+    def step(self, layer: int, h, row):
+        return torch.tanh(row @ self.weights[layer] + self.decay * h + self.biases[layer])
+
+    def forward(self, x):
+        scan = compat.control_flow_operator("scan")
+        for layer in range(len(self.weights)):
+            def body(h, row, layer=layer):
+                h = self.step(layer, h, row)
+                return h.clone(), h.clone()
+
+            h, x = scan(body, torch.zeros_like(x[0]), x)
+        return h, x
+
+    def in_python(self, x):
+        """``forward`` with Python's for: the reference."""
+        for layer in range(len(self.weights)):
+            h, rows = torch.zeros_like(x[0]), []
+            for row in x:
+                h = self.step(layer, h, row)
+                rows.append(h)
+            x = torch.stack(rows)
+        return h, x
+
+
 def _needs(name: str):
     """Skips a test where this torch has no control-flow operator called ``name``."""
     def wrap(test):
@@ -540,8 +607,9 @@ class NumpyCodeTests(BackendTestCase):
 @for_each_backend
 class ControlFlowTests(BackendTestCase):
     """while_loop, scan and map reach the backend as higher-order operators whose subgraphs it
-    runs as many times as the data says; a checkpointed block with dropout in it is run again
-    in the backward, drawing the mask it drew in the forward."""
+    runs as many times as the data says, zero included, and differentiates with respect to
+    what they close over; a checkpointed block with dropout in it is run again in the
+    backward, drawing the mask it drew in the forward."""
 
     @_needs("while_loop")
     def test_while_loop_runs_as_many_steps_as_the_data_says(self):
@@ -562,6 +630,24 @@ class ControlFlowTests(BackendTestCase):
     def test_scan_carries_its_state_from_row_to_row(self):
         _same_as_eager(self, _running_sum_in_python, self.compile(_running_sum),
                        [torch.randn(5, 3, requires_grad=True)])
+
+    @_needs("while_loop")
+    def test_while_loop_that_never_steps_returns_copies(self):
+        """A condition false on entry: the outputs are copies of the carried values, so writing
+        them in place leaves the tensors they were carried from alone (pytorch#146213)."""
+        compiled = self.compile(_loop_never_entered, fullgraph=True)
+        for steps in (0, 2, 0):
+            _same_as_eager(self, _loop_never_entered_in_python, compiled, [torch.randn(3, 2), torch.tensor(steps)])
+
+    @_needs("scan")
+    def test_scan_gradients_reach_the_parameters_its_body_closes_over(self):
+        model = _StackedRecurrence()
+        reference = copy.deepcopy(model)
+        # fullgraph: a scan Dynamo gave up on would run eagerly, and its gradients be eager's.
+        _same_as_eager(self, reference.in_python, self.compile(model, fullgraph=True), [torch.randn(5, 3, 4)])
+        for (name, want), got in zip(reference.named_parameters(), model.parameters()):
+            self.assertIsNotNone(got.grad, f"{name}, closed over by the scan body, got no gradient")
+            assert_close(self, want.grad, got.grad, what=f"grad of {name}, closed over by the scan body")
 
     @_needs("map")
     def test_map_applies_its_body_to_each_row(self):

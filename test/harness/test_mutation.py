@@ -55,6 +55,7 @@ DIFFERS_ON = {
     "masked_row_zeros__fully_masked_row__s0": "masked_rows",
     "attention_masked_row_nan__fully_masked_row__s0": "masked_rows",
     "float8_unsaturated__float8__s0": "float8",
+    "bytes_saturated__uint8__s0": "bytes_from_floats",
     "unsigned_as_signed__wide_unsigned__s0": "wide_unsigned",
     "padding_row_gradient__padding_index__s0": "embedding_options",
     "max_norm_skipped__max_norm__s0": "embedding_options",

@@ -14,6 +14,7 @@ import torch._dynamo.config
 from harness import state
 from harness.testcase import expectations
 from harness.testcase.base import DynamoTestCase
+from test.harness import faulty_backends
 
 # Its own seconds (test/harness/budgets.py): 0 s measured 2026-11-29.
 TIME_BUDGET_S = 10
@@ -74,6 +75,17 @@ class LeakTests(_StateTestBase):
         result = self.run_leaking(lambda: torch.set_default_dtype(torch.float64))
         self.assertLeakReported(result, "torch.get_default_dtype(): torch.float32 -> torch.float64")
         self.assertIs(torch.get_default_dtype(), torch.float32)
+
+    def test_a_backend_that_leaves_subnormals_flushed(self):
+        def compile_and_call():
+            compiled = torch.compile(lambda x: x * 2, backend=faulty_backends.leaves_subnormals_flushed)
+            compiled(torch.ones(3))
+
+        result = self.run_leaking(compile_and_call)
+        self.assertLeakReported(result, "eager's floating-point environment (rounding, subnormal results, subnormal "
+                                        "inputs): ('to nearest', 'kept', 'read') -> ('to nearest', 'flushed to zero', "
+                                        "'read as zero')")
+        self.assertNotEqual((torch.tensor(1e-38) * 1e-3).item(), 0.0)  # put back
 
     def test_every_leak_is_named(self):
         def leak_two():

@@ -36,6 +36,10 @@ CATCHES = {
     "keeps_checkpointed_activations": (f"{SURFACE}.HigherOrderOpTests.test_checkpointed_block_recomputes_its_forward",),
     "wrong_control_flow_backward": (f"{SURFACE}.HigherOrderOpTests.test_cond_takes_the_branch_the_data_chooses",
                                     f"{SURFACE}.ControlFlowTests.test_while_loop_gradients_go_back_through_every_step"),
+    "returns_carried_values_from_a_loop_that_never_steps": (
+        f"{SURFACE}.ControlFlowTests.test_while_loop_that_never_steps_returns_copies",),
+    "drops_gradients_of_what_a_scan_closes_over": (
+        f"{SURFACE}.ControlFlowTests.test_scan_gradients_reach_the_parameters_its_body_closes_over",),
 }
 ONE_GRAPH = (f"{SURFACE}.DataDependentSizeTests.test_nonzero_and_masked_select_sizes_from_the_data",
              f"{SURFACE}.DataDependentSizeTests.test_a_size_read_with_item_and_checked")

@@ -98,6 +98,12 @@ FAULTS = (
             "grad_mode_read_and_kept", "default_dtype_read_and_kept", "autocast_region_read_and_kept",
             "deterministic_code_leaves_the_rng_stream_alone", "random_code_is_reproducible_under_a_seed")),
           leak_is_the_fault=True),
+    # Seen only by the isolation every test goes through: eager's floating-point environment
+    # after the test (harness/state.py).
+    Fault("leaves_subnormals_flushed", "global state after the call", tuple(
+        f"{CONTRACT}.GlobalStateContractTests.test_{name}" for name in ("grad_mode_read_and_kept",
+                                                                       "default_dtype_read_and_kept")),
+          leak_is_the_fault=True),
     Fault("reuses_output_buffers", "independence across calls",
           (f"{CONTRACT}.CallIndependenceTests.test_earlier_outputs_survive_later_calls",
            f"{CONTRACT}.CallIndependenceTests.test_writing_to_an_output_does_not_leak_into_the_next_call")),
@@ -187,6 +193,7 @@ GROUPED_UNDER = {
     "wrong_gradients": clauses.GRADIENTS,
     "consumes_rng": clauses.RNG_STREAM,
     "leaves_grad_disabled": clauses.STATE_AFTER,
+    "leaves_subnormals_flushed": clauses.STATE_AFTER,
     "reuses_output_buffers": clauses.CALL_INDEPENDENCE,
     "reuses_gradient_buffers": clauses.CALL_INDEPENDENCE,
     "stages_results_in_a_shared_buffer": clauses.CALLERS,

@@ -26,6 +26,7 @@ CATCHES = {
     "masked_row_zeros__fully_masked_row__s0": (BOTH, "fully masked rows"),
     "attention_masked_row_nan__fully_masked_row__s0": (BOTH, "fully masked rows"),
     "float8_unsaturated__float8__s0": (BOTH, "float8 range"),
+    "bytes_saturated__uint8__s0": (BOTH, "bytes from floats"),
     "unsigned_as_signed__wide_unsigned__s0": (BOTH, "unsigned integers"),
     "padding_row_gradient__padding_index__s0": ((WITH_GRADIENTS,), "embedding options"),
     "max_norm_skipped__max_norm__s0": (BOTH, "embedding options"),

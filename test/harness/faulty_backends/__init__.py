@@ -38,7 +38,7 @@ holds one catalogue, with the self-test that runs it:
 * ``draws``: right in everything but the law of a random operator's draws
   (harness/checks/opcheck.py; test/proofs/test_random_law_faults.py);
 * ``surface``: one higher-order operator Dynamo captures lowered wrongly (an autograd.Function,
-  a checkpoint, cond and while_loop), for the compile surface (test/dynamo/test_compile_surface.py;
+  a checkpoint, cond and while_loop, a while_loop that never steps, a scan's closure), for the compile surface (test/dynamo/test_compile_surface.py;
   test/proofs/test_compile_surface_faults.py);
 * ``judging``: wrong where a check's judgement of values and gradients forgave them: a
   leaf beside half-precision ones, a call with no input that requires grad, a gradient a
@@ -76,6 +76,7 @@ from test.harness.faulty_backends.contract import (
     detaches_outputs,
     drops_input_mutations,
     fails_recompiles,
+    leaves_subnormals_flushed,
     ignores_kernel_options,
     keeps_detached_tensors,
     keeps_its_own_generator,
@@ -141,7 +142,9 @@ from test.harness.faulty_backends.scope import (
 )
 from test.harness.faulty_backends.surface import (
     differentiates_autograd_function_forwards,
+    drops_gradients_of_what_a_scan_closes_over,
     keeps_checkpointed_activations,
+    returns_carried_values_from_a_loop_that_never_steps,
     wrong_control_flow_backward,
 )
 from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_float64, hangs_compiling_trunc
@@ -176,6 +179,7 @@ __all__ = [
     "runs_graph_twice",
     "consumes_rng",
     "leaves_grad_disabled",
+    "leaves_subnormals_flushed",
     "reuses_output_buffers",
     "reuses_gradient_buffers",
     "caches_by_graph_code",
@@ -208,6 +212,8 @@ __all__ = [
     "differentiates_autograd_function_forwards",
     "keeps_checkpointed_activations",
     "wrong_control_flow_backward",
+    "returns_carried_values_from_a_loop_that_never_steps",
+    "drops_gradients_of_what_a_scan_closes_over",
     # models
     "FIRED_LOG_ENV",
     "BIG_GRAPH",

@@ -187,6 +187,18 @@ def leaves_grad_disabled(gm: torch.fx.GraphModule, example_inputs: list[Any]) ->
     return run
 
 
+def leaves_subnormals_flushed(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *global state after the call*. Turns the CPU's flush-to-zero and
+    denormals-are-zero flags on for its kernels and leaves them on (pytorch#136273's kind):
+    every later eager result in the process loses its subnormal numbers."""
+
+    def run(*args: Any) -> Any:
+        torch.set_flush_denormal(True)
+        return gm(*args)
+
+    return run
+
+
 def reuses_output_buffers(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     """Breaks: *independence across calls*. Results are copied into buffers allocated on
     the first call and returned again on every later call, as a static-memory runtime

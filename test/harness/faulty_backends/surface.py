@@ -5,7 +5,11 @@ higher-order operator Dynamo hands it wrongly, and is right on every graph witho
   its backward dropped (what pytorch#193279 reports of Dynamo under torch.func.grad);
 * ``keeps_checkpointed_activations``: a checkpointed block run as an ordinary call, so its
   activations are saved for the backward instead of recomputed;
-* ``wrong_control_flow_backward``: the backward of graphs with cond or while_loop off by 5%.
+* ``wrong_control_flow_backward``: the backward of graphs with cond or while_loop off by 5%;
+* ``returns_carried_values_from_a_loop_that_never_steps``: a while_loop whose condition is false on
+  entry gives back the tensors it was given, not copies (what pytorch#146213 reports of inductor);
+* ``drops_gradients_of_what_a_scan_closes_over``: a scan's body run on detached copies of the
+  tensors it closes over, so the parameters it reads get no gradient from it.
 
 test/proofs/test_compile_surface_faults.py runs each against the tests that must catch it.
 """
@@ -92,3 +96,41 @@ def wrong_control_flow_backward(gm: torch.fx.GraphModule, example_inputs: list[A
     is right and whose backward graphs holding a cond or while_loop give every gradient 5%
     (plus 0.05) off, as a lowering of the backward's control flow that gets it wrong does."""
     return _aot_with_wrong_control_flow_backward(gm, example_inputs)
+
+
+def _loop_giving_back_its_inputs(cond_body: torch.fx.GraphModule, body: torch.fx.GraphModule, carried: tuple,
+                                 additional: tuple, *rest: Any, **options: Any) -> tuple:
+    if not cond_body(*carried, *additional):
+        return tuple(carried)
+    return torch.ops.higher_order.while_loop(cond_body, body, carried, additional, *rest, **options)
+
+
+def returns_carried_values_from_a_loop_that_never_steps(gm: torch.fx.GraphModule,
+                                                        example_inputs: list[Any]) -> Callable:
+    """Breaks: *a while_loop's outputs are never its inputs*. Each while_loop Dynamo captured
+    runs as it does in eager, except that where its condition is false on entry it returns the
+    carried tensors themselves: values are right until the caller writes an output or the
+    tensor it was carried from in place, and the write shows through the other."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.while_loop:
+            node.target = _loop_giving_back_its_inputs
+    gm.recompile()
+    return gm.forward
+
+
+def _scan_of_detached_closure(combine: torch.fx.GraphModule, init: list, xs: list, additional: list,
+                              *rest: Any, **options: Any) -> Any:
+    detached = [value.detach() if isinstance(value, torch.Tensor) else value for value in additional]
+    return torch.ops.higher_order.scan(combine, init, xs, detached, *rest, **options)
+
+
+def drops_gradients_of_what_a_scan_closes_over(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    """Breaks: *the tensors a scan's body closes over get their gradients*. Each scan Dynamo
+    captured runs as it does in eager, on detached copies of the tensors Dynamo lifted out of
+    its body (the parameters it reads): values are right, and the gradients of its carry and
+    rows, but those parameters get none through the scan."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.scan:
+            node.target = _scan_of_detached_closure
+    gm.recompile()
+    return gm.forward

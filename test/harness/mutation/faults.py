@@ -485,6 +485,18 @@ def _float8_unsaturated(site: Site) -> Apply:
     return apply
 
 
+def _bytes_saturated(site: Site) -> Apply:
+    """A float converted to uint8 clamped into [0, 255] (inductor's vectorized CPU conversion
+    before pytorch#157267 gave 0 for every negative float), not truncated then wrapped
+    modulo 256 as eager's conversion through int64 does."""
+    def apply(result: Any, args: tuple, kwargs: dict) -> Any:
+        if not isinstance(result, torch.Tensor) or result.dtype != torch.uint8 or not args[0].dtype.is_floating_point:
+            return result
+        return args[0].detach().double().trunc().clamp(0, 255).to(torch.uint8)
+
+    return apply
+
+
 _SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
@@ -525,6 +537,11 @@ def _max_norm_skipped(site: Site) -> Apply:
 def _converts_to_float8(site: Site) -> bool:
     return site.node is not None and bool(site.outputs) and site.outputs[0].dtype.startswith("float8") and \
         bool(site.tensors) and not site.tensors[0].dtype.startswith("float8")
+
+
+def _converts_float_to_bytes(site: Site) -> bool:
+    return site.node is not None and bool(site.outputs) and site.outputs[0].dtype == "uint8" and \
+        bool(site.tensors) and site.tensors[0].dtype in ("float16", "bfloat16", "float32", "float64")
 
 
 def _reads_wide_unsigned(site: Site) -> bool:
@@ -635,6 +652,8 @@ FAULTS: dict[str, Fault] = {fault.name: fault for fault in (
     Fault("float8_unsaturated", "a conversion to float8 past its range does not saturate as eager's (NaN for "
           "e4m3fn, the largest number for e5m2)", ("float8", "large-values", "infinity"), _converts_to_float8,
           _float8_unsaturated),
+    Fault("bytes_saturated", "a float converted to uint8 is clamped into [0, 255], not wrapped as eager's",
+          ("uint8", "large-values"), _converts_float_to_bytes, _bytes_saturated),
     Fault("unsigned_as_signed", "a uint16/uint32/uint64 kernel computes on the signed type of its width",
           ("wide-unsigned",), _reads_wide_unsigned, _unsigned_as_signed),
     Fault("padding_row_gradient", "an embedding's padding row gets a gradient", ("padding-index", "backward"),

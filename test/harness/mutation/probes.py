@@ -215,6 +215,8 @@ PROBES = (
                   lambda g: torch.tensor([[True, False, True, True], [False] * 4, [True] * 4]))),
     Probe("float8", lambda x: (x.to(torch.float8_e4m3fn).float(), x.to(torch.float8_e5m2).float()),
           _inputs(_with_values([500.0, -1000.0, 1e5, math.inf, 0.3]))),
+    Probe("bytes_from_floats", lambda x: (x.to(torch.uint8), (x * 2).byte()),
+          _inputs(_with_values([-1.5, -200.0, 300.0, 0.5, 255.5]))),
     Probe("wide_unsigned", lambda a: (a.sort().values, a.to(torch.float64), a.sum()),
           _inputs(lambda g: torch.tensor([1, 2 ** 31 + 5, 3, 2 ** 32 - 1], dtype=torch.uint32))),
     Probe("embedding_options", lambda i, w, u: (F.embedding(i, w, padding_idx=2) * 2, F.embedding(i, u, max_norm=1.0)),
