@@ -129,6 +129,15 @@ def runs_backward_of_compiled_code(graph: Any) -> bool:
                for node in graph.graph.nodes if node.op == "call_function")
 
 
+def example_value(value: Any) -> Any:
+    """A SymInt, SymFloat or SymBool's example value, read without adding a guard (reading it
+    as ``int()`` would specialize the symbol in Dynamo's shape environment): ``node.hint``,
+    2.9-2.14; None for an unbacked symbol. Any other value as it is."""
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return value.node.hint
+    return value
+
+
 def size_hints(shape_env: Any) -> dict:
     """A ShapeEnv's backed size symbols and their values (``backed_var_to_val`` from 2.13,
     ``var_to_val`` before, deprecated since)."""

@@ -81,14 +81,16 @@ def _kind(args: tuple, kwargs: dict) -> tuple:
     return str(spec), kinds, torch.is_grad_enabled(), autocast
 
 
-def _fits(expected: Any, actual: int, ranges: dict) -> bool:
+def _fits(expected: Any, actual: int, ranges: dict, sizes: dict) -> bool:
     """Whether a size or stride ``actual`` fits what the exported graph has there: the same
-    number, or a symbol whose range holds it."""
+    number, a symbol whose range holds it, or an expression of symbols (a contiguous
+    stride) that ``sizes``, the symbols' values in this call, make ``actual``."""
     if isinstance(expected, int):
         return expected == actual
     expression = expected.node.expr
     if not expression.is_Symbol:
-        return False  # an expression of sizes: export again rather than solve it
+        value = expression.xreplace(sizes)
+        return bool(value.is_number) and int(value) == actual  # else export again rather than solve it
     bounds = ranges.get(expression)
     return bounds is None or bool(bounds.lower <= actual <= bounds.upper)
 
@@ -144,17 +146,21 @@ class _Entry:
 
     def accepts(self, args: tuple, kwargs: dict) -> bool:
         """Whether these inputs' sizes and strides fit the graph: equal where it has numbers,
-        within the range where it has symbols (exported with ``dynamic=True``)."""
+        within the range where it has symbols (exported with ``dynamic=True`` or dims marked
+        dynamic), the same value for a symbol wherever it stands, and equal to its
+        expressions of symbols (strides) evaluated with those values."""
         ranges = self.program.range_constraints
         placeholders = {node.name: node for node in self.program.graph_module.graph.nodes if node.op == "placeholder"}
         user = [placeholders[spec.arg.name].meta.get("val") for spec in self.program.graph_signature.input_specs
                 if spec.kind.name == "USER_INPUT"]
-        for value, leaf in zip(user, pytree.tree_leaves((args, kwargs))):
-            if isinstance(leaf, torch.Tensor) and isinstance(value, torch.Tensor):
-                if not all(_fits(want, have, ranges) for want, have in zip((*value.shape, *value.stride()),
-                                                                           (*leaf.shape, *leaf.stride()))):
-                    return False
-        return True
+        pairs = [pair for value, leaf in zip(user, pytree.tree_leaves((args, kwargs)))
+                 if isinstance(leaf, torch.Tensor) and isinstance(value, torch.Tensor)
+                 for pair in zip((*value.shape, *value.stride()), (*leaf.shape, *leaf.stride()))]
+        sizes: dict = {}  # each symbol's value in this call: one value wherever it stands
+        for want, have in pairs:
+            if not isinstance(want, int) and want.node.expr.is_Symbol and sizes.setdefault(want.node.expr, have) != have:
+                return False
+        return all(_fits(want, have, ranges, sizes) for want, have in pairs)
 
     def run(self, module: torch.nn.Module, args: tuple, kwargs: dict) -> Any:
         signature = self.program.graph_signature

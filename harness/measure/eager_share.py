@@ -213,7 +213,12 @@ def _backed(tensor: torch.Tensor) -> bool:
 
 def _copy(value: Any) -> Any:
     if not isinstance(value, torch.Tensor):
-        return value
+        # A size Dynamo passes as a symbol: its example value, unguarded (an int() of it
+        # would specialize a dynamic size while the graph is being compiled).
+        plain = compat.example_value(value)
+        if plain is None and value is not None:
+            raise ValueError("an unbacked symbolic input has no example value")
+        return plain
     copy = value.detach().clone().requires_grad_(value.requires_grad)
     # A non-leaf stays one: a graph may write into it in place, which a leaf would refuse.
     return copy.clone() if value.requires_grad and not value.is_leaf else copy

@@ -50,7 +50,7 @@ class ContractCase(BackendTestCase):
               grads: bool = True, compiled: Callable | None = None, **compile_kwargs: Any) -> Callable:
         """``make_args`` builds the inputs (twice per call, identically seeded: cloning would
         lose the aliasing between arguments that some scenarios are about)."""
-        compiled = compiled or self.compile(fn, **compile_kwargs)
+        compiled = compiled if compiled is not None else self.compile(fn, **compile_kwargs)
         for call in range(calls):
             eager_args, compiled_args = self.fresh(make_args, 100 + call), self.fresh(make_args, 100 + call)
             expected = fn(*eager_args)
@@ -650,6 +650,53 @@ class CallerTests(ContractCase):
                                                           [True] * 3, True))
 
 
+class _FilledCache(torch.nn.Module):
+    """A buffer written up to the input's length, as a KV cache is filled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(10, 3))
+
+    def forward(self, x):
+        self.cache[: x.shape[0]] = x
+        return self.cache.cumsum(0)
+
+
+def _repeated_if(x, flag):
+    return x.repeat(2, 1) if flag else x
+
+
+def _position_table_for(image, table):
+    # A table of position embeddings resized to the image's 14-pixel patches by a scale
+    # factor computed from its size, as vision transformers do: a float that must follow the
+    # declared-dynamic size, not keep the first one's value
+    rows, columns = image.shape[-2] // 14, image.shape[-1] // 14
+    scale = ((rows + 0.1) / table.shape[-2], (columns + 0.1) / table.shape[-1])
+    return F.interpolate(table, scale_factor=scale, mode="bicubic") + image.mean()
+
+
+def _marked(tensor: torch.Tensor, *dims: int) -> torch.Tensor:
+    for dim in dims:
+        torch._dynamo.mark_dynamic(tensor, dim)
+    return tensor
+
+
+# Programs whose sizes the caller declares dynamic (torch._dynamo.mark_dynamic; torch.export
+# reads the mark as a dynamic dim) and where one size could be silently kept: a buffer filled
+# up to the input's length, first called at the buffer's full length (pytorch#146046); a
+# Python argument beside the marked input (pytorch#135796); a float computed from the size
+# (pytorch#147475's dynamic multiples of 14), on whose value Dynamo guards and so compiles
+# each size again. Each is called at its first size, then others.
+MARKED_DYNAMIC = [
+    ("buffer_filled_to_the_input_length", _FilledCache,
+     lambda rows: (_marked(torch.randn(rows, 3), 0),), (10, 4, 7), True),
+    ("python_argument_beside", lambda: _repeated_if,
+     lambda rows: (_marked(torch.randn(rows, 3), 0), True), (6, 4, 9), True),
+    ("scale_factor_from_the_size", lambda: _position_table_for,
+     lambda rows: (_marked(torch.randn(1, 3, 14 * rows, 14 * (rows + 1)), 2, 3), torch.randn(1, 4, 5, 5)),
+     (3, 6, 2), False),
+]
+
 @for_each_backend
 class ChangingInputsTests(ContractCase):
     """Different shapes, strides, dtypes and Python numbers between calls: right results,
@@ -693,6 +740,21 @@ class ChangingInputsTests(ContractCase):
             eager_x = torch.randn(4, requires_grad=requires_grad)
             compiled_x = eager_x.detach().clone().requires_grad_(requires_grad)
             self.compare_call((eager_x,), fn(eager_x), (compiled_x,), compiled(compiled_x))
+
+    @parameterized.expand(MARKED_DYNAMIC)
+    def test_dims_marked_dynamic(self, _name, make_fn, make_args, sizes, one_graph):
+        fn = make_fn()
+        # Separate copies where fn is a module: each side fills its own buffer.
+        compiled = self.compile(copy.deepcopy(fn))
+        for size in sizes:
+            self.check(fn, lambda size=size: make_args(size), compiled=compiled, grads=False)
+        if one_graph:
+            self.assertEqual(self.counter.frame_count, 1, f"sizes {sizes} of dims declared dynamic: one graph "
+                                                          "with symbolic sizes serves them all")
+        else:
+            self.assertLessEqual(self.counter.frame_count, len(sizes), f"sizes {sizes}: at most a graph each")
+        self.assertTrue(has_symbolic_sizes(self.counter.graphs[0]), "the dims declared dynamic are symbolic "
+                                                                   "in the graph")
 
     def test_guards_still_recompile_on_a_new_constant_branch(self):
         def fn(x, flag):
