@@ -316,7 +316,8 @@ ATTENTION_RUN = shared_runs.DEFAULT.part([f"{FAULTY_MODULE}:wrong_attention"],
                                          [_sweep_glob("wrong_attention", op) for op in ATTENTION_OPS])
 # The kernels real models reach and no other default-tier scenario does.
 KERNEL_FAULTS = {"wrong_group_norm": ("group_norm",), "wrong_conv_transpose": ("conv_transpose2d",),
-                 "skips_batch_norm_stats": ("batch_norm",), "wrong_upsampling": ("upsample_nearest", "upsample_bilinear")}
+                 "skips_batch_norm_stats": ("batch_norm",), "folds_batch_norm_wrong": ("batch_norm",),
+                 "wrong_upsampling": ("upsample_nearest", "upsample_bilinear")}
 KERNELS_RUN = shared_runs.DEFAULT.part(
     [f"{FAULTY_MODULE}:{fault}" for fault in KERNEL_FAULTS],
     [_sweep_glob(fault, f"nn_functional_{op}") for fault in KERNEL_FAULTS for op in KERNEL_FAULTS[fault]])

@@ -12,7 +12,8 @@ holds one catalogue, with the self-test that runs it:
 * ``contract``: one clause of the backend contract each (docs/checks.md;
   test/proofs/test_faulty_backends.py), and ``crashes_and_hangs``, the crashes and hangs a
   runner must survive (test/harness/test_runner.py);
-* ``models``: what only real models exercise (test/proofs/test_faulty_models.py);
+* ``models``: what only real models exercise (test/proofs/test_faulty_models.py), and
+  eval-mode BatchNorm folded wrong (test/proofs/test_state_change_faults.py);
 * ``isolation``: what a runner must contain, a runtime broken for the rest of the process
   and a compiler that never returns (test/harness/test_isolation.py);
 * ``axes``: faults on one axis only, right under ``static`` and float32
@@ -151,6 +152,7 @@ from test.harness.faulty_backends.isolation import HANGING_OP, breaks_after_floa
 from test.harness.faulty_backends.models import (
     BIG_GRAPH,
     FIRED_LOG_ENV,
+    folds_batch_norm_wrong,
     miscompiles_big_graphs,
     skips_batch_norm_stats,
     wrong_attention,
@@ -222,6 +224,7 @@ __all__ = [
     "wrong_conv_transpose",
     "wrong_upsampling",
     "skips_batch_norm_stats",
+    "folds_batch_norm_wrong",
     "miscompiles_big_graphs",
     # real_data
     "skips_nan_in_reductions",

@@ -135,6 +135,34 @@ mean and variance are never updated in training (num_batches_tracked still is): 
 gradients are right, only the buffers are stale."""
 
 
+def _folded_with_one_shift(input, weight, bias, mean, var, eps):
+    """Eval BatchNorm as the affine map a fold into the convolution before it makes, with the
+    shift in a bias of the wrong shape: one value (channel 0's) broadcast over every channel."""
+    scale = torch.rsqrt(var + eps) if weight is None else weight * torch.rsqrt(var + eps)
+    shift = -mean * scale if bias is None else bias - mean * scale
+    per_channel = (1, -1) + (1,) * (input.dim() - 2)
+    return (input * scale.view(per_channel) + shift[:1]).to(input.dtype)
+
+
+def _forward_with_batch_norm_folded_wrong(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
+    results = [(node, result) for node in list(gm.graph.nodes)
+               if _packet_name(node) == "_native_batch_norm_legit_no_training" for result in _first_results(node)]
+    for node, result in results:
+        input, weight, bias, mean, var, _momentum, eps = node.args
+        with gm.graph.inserting_after(result):
+            folded = gm.graph.call_function(_folded_with_one_shift, (input, weight, bias, mean, var, eps))
+        result.replace_all_uses_with(folded, delete_user_cb=lambda user: user is not folded)
+    gm.recompile()
+    return _boxed(gm, bool(results))
+
+
+folds_batch_norm_wrong = _aot_with_forward(_forward_with_batch_norm_folded_wrong)
+folds_batch_norm_wrong.__doc__ = """Breaks: *eval-mode BatchNorm*. BatchNorm that does not train is
+computed as the scale and shift a fold into the preceding convolution makes, with the shift
+in a bias of the wrong shape, one value broadcast over every channel (as onnxscript's fold
+did, pytorch#166797); training, with batch statistics, is right."""
+
+
 def _output_nudger(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable:
     big = sum(node.op == "call_function" for node in gm.graph.nodes) > BIG_GRAPH
     return _boxed(gm, big, lambda values: [_nudged(value) for value in values])
