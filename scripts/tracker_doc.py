@@ -32,6 +32,10 @@ from harness.report.upstream_bugs import cited  # noqa: E402  (the reports' read
 CLASSES = ROOT / "docs" / "tracker" / "classes.toml"
 SAMPLE = ROOT / "docs" / "tracker" / "sample-2026-12-07.jsonl"
 EXPECTATIONS = ROOT / "harness" / "expectations.toml"
+TIER_DATA = ROOT / "harness" / "default_tier.json"
+# Where the suite shows its tests failing on purpose: the proofs' faulty backends, and the
+# smoke tier's list of faults each scenario catches.
+PROOFS = [*sorted((ROOT / "test" / "proofs").glob("test_*.py")), ROOT / "test" / "harness" / "test_smoke.py"]
 OUT = ROOT / "docs" / "tracker.md"
 
 GROUPS = [("front end", "Front end: Dynamo, dynamic shapes, higher-order ops, subclasses, functorch, export"),
@@ -52,12 +56,45 @@ def names(glob: str, test_id: str) -> bool:
 
 
 def load():
-    """(classes, the sample's rows by issue number, the xfail entries of expectations.toml)"""
+    """(classes, the sample's rows by issue number, the xfail entries of expectations.toml,
+    the evidence that each carrying test can fail)"""
     classes = tomllib.loads(CLASSES.read_text())["class"]
     rows = {r["number"]: r for r in map(json.loads, filter(str.strip, SAMPLE.read_text().splitlines()))}
     expect = tomllib.loads(EXPECTATIONS.read_text())["expect"]
     xfails = [e for e in expect if e["status"] == "xfail"]
-    return classes, rows, xfails
+    kills = {name: entry["kills"] for name, entry in json.loads(TIER_DATA.read_text())["scenarios"].items()}
+    proofs = {path.stem: path.read_text() for path in PROOFS}
+    return classes, rows, xfails, Evidence(kills, proofs)
+
+
+class Evidence:
+    """What shows a carrying test failing when its class is present: the mutants it kills (the
+    kill matrix, harness/default_tier.json) and the proofs naming it (a faulty backend each
+    shows failing it); the xfails citing a real release are the third kind."""
+
+    def __init__(self, kills: dict[str, list[str]], proofs: dict[str, str]) -> None:
+        self.kills, self.proofs = kills, proofs
+
+    def mutants(self, test_id: str) -> set[str]:
+        """The mutants killed by test_id or its cases (a bare family: by its tests)."""
+        return {mutant for name, killed in self.kills.items()
+                if name == test_id or name.startswith(test_id + (".test_" if test_id.count(".") == 1 else "_"))
+                for mutant in killed}
+
+    def naming(self, test_id: str) -> list[str]:
+        """The proofs whose text names test_id's method (or, for a bare family, the family)."""
+        name = test_id.rsplit(".", 1)[1]
+        return [proof for proof, text in self.proofs.items() if re.search(rf"\b{re.escape(name)}", text)]
+
+    def cell(self, c: dict, xfails: list[dict]) -> str:
+        """In words: the mutants the class's carriers kill, the proofs naming them, the real
+        releases (xfails) failing them; "none" where nothing does."""
+        mutants = {m for test in c["carried_by"] for m in self.mutants(test)}
+        proofs = sorted({p for test in c["carried_by"] for p in self.naming(test)})
+        releases = any(names(e["test"], test) for test in c["carried_by"] for e in xfails)
+        parts = ([f"{len(mutants)} mutants"] if mutants else []) + \
+            ([f"proofs: {', '.join(proofs)}"] if proofs else []) + (["a torch release (xfail)"] if releases else [])
+        return "; ".join(parts) if parts else "none"
 
 
 def condition(entry: dict) -> str:
@@ -101,7 +138,7 @@ def tests_cell(c: dict, xfails: list[dict]) -> str:
     return "<br>".join(out)
 
 
-def render(classes: list[dict], rows: dict, xfails: list[dict]) -> str:
+def render(classes: list[dict], rows: dict, xfails: list[dict], evidence: Evidence) -> str:
     shown_everywhere = {n for e in xfails for n in cited(e["reason"])}
 
     def shown(cs):  # open issues of these classes that some xfail entry cites
@@ -157,16 +194,21 @@ def render(classes: list[dict], rows: dict, xfails: list[dict]) -> str:
            "holds (a backend, where AOTAutograd runs, a variant, torch releases up to a bound) and the issues its "
            "reason cites: an open one is a bug the suite keeps visible; "
            "*full tier* is the nightly operator sweep (`--op-sweep full`). "
-           "*none yet* means no test runs that user code with such a check."]
+           "*none yet* means no test runs that user code with such a check.",
+           "", "**Shown failing by.** What shows the carrying tests fail when the class is present: the mutants "
+           "they kill (test/harness/mutation, counted from the kill matrix in harness/default_tier.json), the "
+           "proofs naming them (test/proofs: a deliberately faulty backend each, which they must fail), and a "
+           "torch release they fail on (an xfail above)."]
     for key, title in GROUPS:
         md += ["", f"## {title}", "",
-               "| class | layer | user code that triggers it | issues read | CPU repro | tests that carry it |",
-               "|---|---|---|---|---|---|"]
+               "| class | layer | user code that triggers it | issues read | CPU repro | tests that carry it "
+               "| shown failing by |",
+               "|---|---|---|---|---|---|---|"]
         for c in (c for c in classes if c["group"] == key):
             layers = ", ".join(LAYER_WORD[layer] for layer in c["layer"])
             issues = ", ".join(map(link, sorted(c["issues"])))
             md.append(f"| `{c['id']}` | {layers} | {c['trigger']} | {issues} | {cpu_cell(c)} | "
-                      f"{tests_cell(c, xfails)} |")
+                      f"{tests_cell(c, xfails)} | {evidence.cell(c, xfails)} |")
     return "\n".join(md) + "\n"
 
 

@@ -141,7 +141,7 @@ def test_exists(test_id: str) -> bool:
 class TrackerDocTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.classes, cls.rows, cls.xfails = tracker_doc.load()
+        cls.classes, cls.rows, cls.xfails, cls.evidence = tracker_doc.load()
 
     def test_page_is_what_the_script_writes(self):
         done = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True)
@@ -196,6 +196,20 @@ class TrackerDocTests(unittest.TestCase):
     def test_each_carrying_test_exists(self):
         missing = [(c["id"], t) for c in self.classes for t in c["carried_by"] if not test_exists(t)]
         self.assertEqual(missing, [], "carried_by names tests that test/dynamo does not have")
+
+    def test_each_class_is_shown_failing(self):
+        """Every class has a carrying test that something shows failing when the class is present:
+        a mutant it kills, a proof's faulty backend naming it, or a torch release it fails on."""
+        unshown = [c["id"] for c in self.classes if self.evidence.cell(c, self.xfails) == "none"]
+        self.assertEqual(unshown, [], "classes whose carrying tests nothing shows failing")
+
+    def test_evidence_reads_kills_and_proofs(self):
+        evidence = tracker_doc.Evidence({"m.F.test_a_0_x": ["k1"], "m.F.test_ab": ["k2"], "m.G.test_b": ["k3"]},
+                                        {"test_p": "CATCHES = ('m.G.test_b',)"})
+        self.assertEqual(evidence.mutants("m.F.test_a"), {"k1"})  # a case, not another test sharing the prefix
+        self.assertEqual(evidence.mutants("m.F"), {"k1", "k2"})  # a bare family: its tests
+        self.assertEqual(evidence.naming("m.G.test_b"), ["test_p"])
+        self.assertEqual(evidence.cell({"carried_by": ["m.H.test_c"]}, []), "none")
 
     def test_each_shown_open_issue_is_carried_by_its_class(self):
         class_of = {n: c for c in self.classes for n in c["issues"]}
