@@ -63,6 +63,9 @@ _ROUNDINGS = {(True, True): "to nearest", (False, False): "toward zero", (True, 
               (False, True): "downward"}
 
 
+FP_ENVIRONMENT = "eager's floating-point environment (rounding, subnormal results, subnormal inputs)"
+
+
 def fp_environment() -> tuple[str, str, str]:
     """(rounding mode, subnormal results, subnormal inputs) as eager's float32 kernels see them."""
     with torch.inference_mode(False), torch.no_grad():
@@ -84,7 +87,7 @@ def _torch_state() -> dict[str, Any]:
         # A TorchFunctionMode left on (``with torch.device(...)`` never exited, say) changes
         # every later test's tensors.
         "torch function modes": _function_modes(),
-        "eager's floating-point environment (rounding, subnormal results, subnormal inputs)": fp_environment(),
+        FP_ENVIRONMENT: fp_environment(),
     }
 
 
@@ -128,7 +131,7 @@ def restore(before: dict[str, Any]) -> None:
     torch.set_num_threads(before["torch.get_num_threads()"])
     # Only torch's switch of both flush flags can be put back portably; a rounding mode left
     # changed is reported, not undone.
-    environment = before["eager's floating-point environment (rounding, subnormal results, subnormal inputs)"]
+    environment = before[FP_ENVIRONMENT]
     torch.set_flush_denormal(environment[1:] != ("kept", "read"))
     now = snapshot()
     for module_name, module in compat.loaded_config_modules().items():

@@ -697,6 +697,7 @@ MARKED_DYNAMIC = [
      (3, 6, 2), False),
 ]
 
+
 @for_each_backend
 class ChangingInputsTests(ContractCase):
     """Different shapes, strides, dtypes and Python numbers between calls: right results,

@@ -36,10 +36,10 @@ MODULE_RUN = shared_runs.DEFAULT.part(
     [registry.test_id(f"{MODULES}.{test}", backend=fault) for fault, test in MODULE_FAULTS.items()])
 
 
-def _run(change_name: str, disabled: tuple[str, ...] = ()) -> tuple[unittest.TestResult, set[str]]:
-    """The change's test on aot_eager, in this process, with the ``disabled`` kinds of guard
+def _run(test_name: str, disabled: tuple[str, ...] = ()) -> tuple[unittest.TestResult, set[str]]:
+    """A change's test on aot_eager, in this process, with the ``disabled`` kinds of guard
     never built; and the kinds Dynamo built."""
-    test = test_state_changes.StateChangeTests_aot_eager(f"test_{change_name}")
+    test = test_state_changes.StateChangeTests_aot_eager(test_name)
     result = unittest.TestResult()
     with compat.guard_kinds_called(disabled=disabled) as called:
         test.run(result)
@@ -59,15 +59,19 @@ class GuardKindTests(unittest.TestCase):
             declared = tuple(kind for kind in change.guards if kind in known)
             if not (change.recompiles and declared):
                 continue  # a reused graph needs no guard to fail; nothing declared, nothing to take away
-            with self.subTest(change=change.name):
-                result, called = _run(change.name)
-                if result.expectedFailures:
-                    continue  # a torch limitation on record (harness/expectations.toml)
-                self.assertEqual(_outcome(result), "passed")
-                self.assertEqual(set(declared) - called, set(), "declared kinds of guard Dynamo did not build")
-                without, _ = _run(change.name, declared)
-                self.assertTrue(_outcome(without).startswith("failed"),
-                                f"without {declared} guards the change still went noticed: {_outcome(without)}")
+            # The _no_grad twin too: the default tier takes it, where it costs less, as a
+            # killer of the same guards' faults.
+            twins = (f"test_{change.name}_no_grad",) if change.under_no_grad else ()
+            for test_name in (f"test_{change.name}", *twins):
+                with self.subTest(test=test_name):
+                    result, called = _run(test_name)
+                    if result.expectedFailures:
+                        continue  # a torch limitation on record (harness/expectations.toml)
+                    self.assertEqual(_outcome(result), "passed")
+                    self.assertEqual(set(declared) - called, set(), "declared kinds of guard Dynamo did not build")
+                    without, _ = _run(test_name, declared)
+                    self.assertTrue(_outcome(without).startswith("failed"),
+                                    f"without {declared} guards the change still went noticed: {_outcome(without)}")
 
 
 class ModuleFaultTests(unittest.TestCase):

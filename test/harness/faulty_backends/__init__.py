@@ -39,8 +39,8 @@ holds one catalogue, with the self-test that runs it:
 * ``draws``: right in everything but the law of a random operator's draws
   (harness/checks/opcheck.py; test/proofs/test_random_law_faults.py);
 * ``surface``: one higher-order operator Dynamo captures lowered wrongly (an autograd.Function,
-  a checkpoint, cond and while_loop, a while_loop that never steps, a scan's closure), for the compile surface (test/dynamo/test_compile_surface.py;
-  test/proofs/test_compile_surface_faults.py);
+  a checkpoint, cond and while_loop, a while_loop that never steps, a scan's closure), for
+  the compile surface (test/dynamo/test_compile_surface.py; test/proofs/test_compile_surface_faults.py);
 * ``judging``: wrong where a check's judgement of values and gradients forgave them: a
   leaf beside half-precision ones, a call with no input that requires grad, a gradient a
   constant loss hides, 12% in half precision (harness/checks/compare.py;
@@ -77,11 +77,11 @@ from test.harness.faulty_backends.contract import (
     detaches_outputs,
     drops_input_mutations,
     fails_recompiles,
-    leaves_subnormals_flushed,
     ignores_kernel_options,
     keeps_detached_tensors,
     keeps_its_own_generator,
     leaves_grad_disabled,
+    leaves_subnormals_flushed,
     memoizes_on_shapes,
     perturbs_reductions,
     raises_when_run,

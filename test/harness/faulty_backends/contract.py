@@ -544,8 +544,8 @@ def skips_validation(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Cal
     """Breaks: *errors eager raises on bad input, the compiled code
 raises*. Kernels that skip eager's check on the data and make do: binary_cross_entropy clamps
 its targets into [0, 1], smooth_l1_loss takes a negative beta as positive, normal a negative
-standard deviation, bernoulli clamps its probabilities, index_add wraps a negative index, scatter clamps its indices into range, and the
-graph's runtime asserts (a torch._check on data, torch._assert_async) do nothing; right on
+standard deviation, bernoulli clamps its probabilities, index_add wraps a negative index,
+scatter clamps its indices into range, and the graph's runtime asserts (a torch._check on data, torch._assert_async) do nothing; right on
 every value eager accepts."""
     return _aot_skipping_validation(gm, example_inputs)
 
