@@ -1,0 +1,149 @@
+"""The plain-torch repro (harness/report/plain_repro.py): a graph Dynamo handed a backend,
+recorded as the suite records it (harness.measure.repro), rendered as a short script that
+needs torch and the backend only, run from an empty directory against PyTorch's reference
+(exit 0) and against faulty backends of a module beside it (exit 1), and one that cannot run
+its check (exit 3)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+import torch
+
+from harness.measure.repro import replayable
+from harness.project import layout
+from harness.report import plain_repro
+
+# Its own seconds (test/harness/budgets.py): 19 s measured 2026-12-05 (seven scripts, each imports torch).
+TIME_BUDGET_S = 60
+MAX_LINES = 40
+
+# The backends under test, as a package a maintainer has installed: a module beside the script.
+FAULTY = textwrap.dedent('''
+    import torch
+
+
+    def wrong_values(gm, example_inputs):
+        def run(*args):
+            return [out + 1 for out in gm(*args)]
+        return run
+
+
+    def drops_mutations(gm, example_inputs):
+        return lambda *args: gm(*[arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args])
+
+
+    def refuses(gm, example_inputs):
+        raise AssertionError("Please convert all Tensors to FakeTensors first")
+''')
+
+
+def _recorded(function, *args) -> dict:
+    """The graph Dynamo hands a backend for ``function(*args)``, as the suite saves it."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(replayable(gm, example_inputs))
+        return gm
+
+    torch._dynamo.reset()
+    torch.compile(function, backend=keep, fullgraph=True)(*args)
+    assert len(graphs) == 1 and graphs[0] is not None, graphs
+    return graphs[0]
+
+
+def _pow_of_a_0d_exponent(x, exponent):
+    return torch.pow(x, exponent)
+
+
+def _adds_into_its_input(x):
+    x.add_(1)
+    return x * 2
+
+
+class PlainReproTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pow = _recorded(_pow_of_a_0d_exponent, torch.randn(4, 5, 5), torch.tensor(2.5, dtype=torch.float64))
+        cls.mutation = _recorded(_adds_into_its_input, torch.randn(3, 4))
+        cls.directory = tempfile.TemporaryDirectory()  # away from the suite: nothing of it importable
+        cls.addClassCleanup(cls.directory.cleanup)
+        (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
+
+    def script(self, name: str, graph: dict, backend: str) -> Path:
+        text = plain_repro.render(graph, backend, f"{name} under torch.compile")
+        self.assertIsNotNone(text)
+        self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
+        for machine_path in (str(layout.SUITE_ROOT), os.getcwd(), self.directory.name, "/work/"):
+            self.assertNotIn(machine_path, text)
+        self.assertNotRegex(text, r"\b(harness|test\.|dynamo_aot_suite|dynamo-aot-suite)\b")
+        path = Path(self.directory.name) / f"{name}.py"
+        path.write_text(text)
+        return path
+
+    def run_script(self, path: Path, *args: str) -> subprocess.CompletedProcess:
+        environment = {"PATH": "/usr/bin:/bin", **{key: os.environ[key] for key in ("TORCHINDUCTOR_CACHE_DIR",)
+                                                   if key in os.environ}}
+        return subprocess.run([sys.executable, str(path), *args], cwd=self.directory.name, capture_output=True,
+                              text=True, timeout=120, env=environment)
+
+    def test_the_graph_is_a_function_of_its_ops(self):
+        self.assertIn("def f(x, exponent):\n    return torch.pow(x, exponent)\n",
+                      plain_repro.render(self.pow, "x", "t"))
+        self.assertIn("def f(x):\n    x.add_(1)\n    return x * 2\n", plain_repro.render(self.mutation, "x", "t"))
+        self.assertIsNone(plain_repro.function_source("def helper(a):\n    return a\n"))
+
+    def test_inputs_keep_shape_stride_dtype_and_small_values(self):
+        source = plain_repro.tensor_source
+        self.assertEqual(source({"shape": [], "stride": [], "dtype": "torch.float64", "values": 2.0}),
+                         "torch.tensor(2.0, dtype=torch.float64)")
+        self.assertEqual(source({"shape": [2, 3], "stride": [0, 1], "dtype": "torch.int64", "range": [0, 9]}),
+                         "torch.randint(0, 10, (1, 3)).expand(2, 3)")
+        self.assertEqual(source({"shape": [2, 2], "stride": [1, 2], "dtype": "torch.float32", "values": [[0.1, 2.0],
+                                                                                                         [3.0, 4.0]],
+                                 "requires_grad": True}),
+                         "torch.empty_strided((2, 2), (1, 2), dtype=torch.float32).copy_(torch.tensor([[0.1, 2.0], "
+                         "[3.0, 4.0]])).requires_grad_()")
+
+    def test_a_backend_in_a_file_is_imported_by_its_name_not_its_path(self):
+        lines, expression = plain_repro.backend_source("/home/someone/backends/mine.py:Compiler()")
+        self.assertEqual(lines[-1], "from mine import Compiler")
+        self.assertEqual(expression, "Compiler()")
+        self.assertNotIn("/home", "\n".join(lines))
+
+    def test_exit_0_where_the_graphs_agree_1_where_the_problem_shows_3_where_it_cannot_check(self):
+        cases = [  # script, arguments, exit code, what it prints
+            (self.script("pow_wrong", self.pow, "faulty:wrong_values"), (), 1, "output: values differ from eager"),
+            (self.script("pow_wrong", self.pow, "faulty:wrong_values"), ("--backend", "aot_eager"), 0, "agrees"),
+            (self.script("mutation_lost", self.mutation, "faulty:drops_mutations"), (), 1,
+             "inputs after the call: values differ from eager"),
+            (self.script("mutation_lost", self.mutation, "faulty:drops_mutations"), ("--backend", "aot_eager"), 0,
+             "agrees"),
+            (self.script("pow_refused", self.pow, "faulty:refuses"), (), 1,
+             "the compiled call raised AssertionError: Please convert all Tensors to FakeTensors first"),
+            # The backend's package is not installed: no check ran, and the control says so too.
+            (self.script("not_installed", self.pow, "no_such_backend_package:compiler"), ("--backend", "aot_eager"),
+             plain_repro.CANNOT_CHECK, ""),
+            (self.script("not_registered", self.pow, "no_such_backend"), (), plain_repro.CANNOT_CHECK, ""),
+        ]
+        broken = dict(self.mutation, inputs=[dict(self.mutation["inputs"][0], shape=[2, 2], stride=[2, 1],
+                                                  values=[[1.0, 2.0], [3.0, 4.0]])])
+        broken["code"] = broken["code"].replace("l_x_ * 2", "torch.mm(l_x_, torch.ones(3, 1))")
+        cases.append((self.script("eager_raises", broken, "aot_eager"), (), plain_repro.CANNOT_CHECK, ""))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            done = list(pool.map(lambda case: self.run_script(case[0], *case[1]), cases))
+        for (path, args, code, printed), result in zip(cases, done):
+            with self.subTest(script=path.name, args=args):
+                self.assertEqual(result.returncode, code, result.stdout + result.stderr[-3000:])
+                self.assertIn(printed, result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
