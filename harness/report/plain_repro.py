@@ -250,9 +250,6 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
     listed = f"[{', '.join(made)}]"
     if len(listed) > INPUTS_LIMIT:
         listed = "[\n" + "".join(f"        {each},\n" for each in made) + "    ]"
-    compared = ['("output", expected, actual)', '("inputs after the call", eager_inputs, compiled_inputs)']
-    if kind in _ATTRIBUTES:  # assert_close compares values, dtypes and shapes, not these
-        compared.append(f'("output {kind}", *([{_ATTRIBUTES[kind]} for t in out] for out in leaves))')
     lines = [f'"""{_docstring(title)}', "",
              f"Exit 0 where torch.compile agrees with eager, {SHOWS} where the problem shows, {CANNOT_CHECK} where "
              "the check could not run; --backend aot_eager runs PyTorch's reference instead.", '"""',
@@ -272,12 +269,13 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
              "    error = getattr(error, \"inner_exception\", error)  # the backend's own, which Dynamo wraps",
              '    print(f"the compiled call raised {type(error).__name__}: {error}")',
              f"    sys.exit({SHOWS})"]
-    if kind in _ATTRIBUTES:
-        lines.append("leaves = [[t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]"
-                     " for out in (expected, actual)]")
-    listed = f"for what, want, got in [{', '.join(compared)}]:"
-    lines += [listed if len(listed) <= INPUTS_LIMIT + 20 else
-              "for what, want, got in [\n" + "".join(f"    {each},\n" for each in compared) + "]:",
+    compared = '[("output", expected, actual), ("inputs after the call", eager_inputs, compiled_inputs)]'
+    if kind in _ATTRIBUTES:  # assert_close compares values, dtypes and shapes, not these
+        lines += [f"compared = {compared}",
+                  f'compared.append(("output {kind}", *([{_ATTRIBUTES[kind]} for t in '
+                  'torch.utils._pytree.tree_leaves(out)] for out in (expected, actual))))']
+        compared = "compared"
+    lines += [f"for what, want, got in {compared}:",
               "    try:",
               "        torch.testing.assert_close(got, want, equal_nan=True)",
               "    except AssertionError as error:",

@@ -6,6 +6,7 @@ its check (exit 3)."""
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import os
 import subprocess
@@ -99,6 +100,14 @@ class PlainReproTests(unittest.TestCase):
                       plain_repro.render(self.pow, "x", "t"))
         self.assertIn("def f(x):\n    x.add_(1)\n    return x * 2\n", plain_repro.render(self.mutation, "x", "t"))
         self.assertIsNone(plain_repro.function_source("def helper(a):\n    return a\n"))
+
+    def test_a_check_that_named_an_attribute_compares_it_too(self):
+        # assert_close compares values, dtypes and shapes; requires_grad and strides need a line of their own.
+        for kind in ("requires_grad", "stride"):
+            text = plain_repro.render(self.pow, "aot_eager", "t", kind=kind)
+            ast.parse(text)
+            self.assertIn(f'("output {kind}"', text)
+            self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
 
     def test_inputs_keep_shape_stride_dtype_and_small_values(self):
         source = plain_repro.tensor_source
