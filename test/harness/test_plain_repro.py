@@ -1,4 +1,4 @@
-"""The plain-torch repro (harness/report/plain_repro.py): a graph Dynamo handed a backend,
+"""The plain-torch repro (harness/repros/plain.py): a graph Dynamo handed a backend,
 recorded as the suite records it (harness.measure.repro), rendered as a short script that
 needs torch and the backend only, run from an empty directory against PyTorch's reference
 (exit 0) and against faulty backends of a module beside it (exit 1), and one that cannot run
@@ -20,7 +20,7 @@ import torch
 
 from harness.measure.repro import replayable
 from harness.project import layout
-from harness.report import plain_repro
+from harness.repros import plain as plain_repro
 
 # Its own seconds (test/harness/budgets.py): 19 s measured 2026-12-05 (seven scripts, each imports torch).
 TIME_BUDGET_S = 60
@@ -106,7 +106,7 @@ class PlainReproTests(unittest.TestCase):
         for kind in ("requires_grad", "stride"):
             text = plain_repro.render(self.pow, "aot_eager", "t", kind=kind)
             ast.parse(text)
-            self.assertIn(f'("output {kind}"', text)
+            self.assertIn(f'sys.exit(f"output {kind}: ', text)
             self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
 
     def test_inputs_keep_shape_stride_dtype_and_small_values(self):
@@ -136,7 +136,7 @@ class PlainReproTests(unittest.TestCase):
             (self.script("mutation_lost", self.mutation, "faulty:drops_mutations"), ("--backend", "aot_eager"), 0,
              "agrees"),
             (self.script("pow_refused", self.pow, "faulty:refuses"), (), 1,
-             "the compiled call raised AssertionError: Please convert all Tensors to FakeTensors first"),
+             "the compiled call raised AssertionError('Please convert all Tensors to FakeTensors first')"),
             # The backend's package is not installed: no check ran, and the control says so too.
             (self.script("not_installed", self.pow, "no_such_backend_package:compiler"), ("--backend", "aot_eager"),
              plain_repro.CANNOT_CHECK, ""),
@@ -151,7 +151,7 @@ class PlainReproTests(unittest.TestCase):
         for (path, args, code, printed), result in zip(cases, done):
             with self.subTest(script=path.name, args=args):
                 self.assertEqual(result.returncode, code, result.stdout + result.stderr[-3000:])
-                self.assertIn(printed, result.stdout)
+                self.assertIn(printed, result.stdout + result.stderr)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """``--upstream-reports RUN``: each problem of a finished run as an issue for the backend's
-tracker (harness/report/formats/upstream.py), its repro run first (harness.report.repros.check).
+tracker (harness/report/formats/upstream.py), its repro run first (harness.repros.generic.check).
 
 The run is made up (results.json and repros written here), so the repros are small scripts
 that end as real ones do: exit 1 with the differences printed (the problem shows), exit 0
@@ -115,7 +115,7 @@ class UpstreamReportTests(unittest.TestCase):
         # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
         self.assertEqual(written, sorted([*(f"{place}{self.ids[key]}.md" for key, place in self.PLACES.items()),
                                           "README.md", "issues.json"]))
-        self.assertIn("6 issues, 1 of them ready to file (a standalone repro showed the behaviour named), "
+        self.assertIn("6 issues, 1 of them ready to file (a standalone repro showed the behaviour named; 0 of them a plain-torch script), "
                       "1 needing the suite, 4 not confirmed", self.done.stdout)
 
     def test_an_issue_says_what_a_maintainer_needs(self):

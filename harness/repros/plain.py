@@ -13,7 +13,7 @@ run its check (an import fails, eager itself raises): never 1 for that, which wo
 reference path (``--backend aot_eager``) for a problem it cannot run.
 
 ``render`` returns None where a graph is not plain (no graph, or code this cannot rewrite):
-the caller keeps the generic form of ``harness.report.repros`` then. Text in, text out: this
+the caller keeps the generic form of ``harness.repros.generic`` then. Text in, text out: this
 module does not import torch.
 """
 
@@ -34,7 +34,7 @@ INPUTS_LIMIT = 100  # characters: a longer list of inputs is written one a line
 _MODULES = ("operator", "math", "builtins")  # FX code may name them; the script imports those it uses
 # Differences the comparison names beyond values, when the problem's check named one
 # (harness.report.formats.upstream._KINDS): the attribute each output is compared by.
-_ATTRIBUTES = {"requires_grad": "t.requires_grad", "stride": "t.stride()"}
+_ATTRIBUTES = {"requires_grad": "getattr(t, 'requires_grad', None)", "stride": "getattr(t, 'stride', list)()"}
 
 
 def _short(value: Any, dtype: str) -> str:
@@ -49,6 +49,12 @@ def _short(value: Any, dtype: str) -> str:
                     if struct.unpack("f", struct.pack("f", float(text)))[0] == same)
         return text if re.search(r"[.e]", text) else f"{text}.0"  # 2.0, not 2: torch.tensor(2) is an integer
     return repr(value)
+
+
+def _rounded(value: float) -> float | str:
+    """A drawn range's end to two significant digits: the range matters, its last digits do not."""
+    value = float(value)
+    return float(f"{value:.2g}") if math.isfinite(value) else _short(value, "float64")
 
 
 def _literal(values: Any, dtype: str) -> str:
@@ -74,7 +80,7 @@ def _first_slice(values: Any, dims: list[int], depth: int = 0) -> Any:
     return [_first_slice(value, dims, depth + 1) for value in values]
 
 
-def _bounds(values: Any) -> list[float] | None:
+def bounds(values: Any) -> list[float] | None:
     """The least and greatest of recorded values too many to write out: the range to draw from."""
     flat, pending = [], [values]
     while pending:
@@ -98,16 +104,17 @@ def tensor_source(spec: dict[str, Any]) -> str:
     implied = device if dtype in ("float32", "int64") else options  # what torch takes by default left out
     values = spec.get("values")
     literal = None if values is None else _literal(_first_slice(values, expanded), dtype)
-    low, high = spec.get("range") or _bounds(values) or [0, 1]
+    low, high = spec.get("range") or bounds(values) or [0, 1]
     if literal is not None and len(literal) <= LITERAL_LIMIT:
         made = f"torch.tensor({', '.join([literal, *implied])})"
     elif dtype == "bool":
         made = f"torch.randint(0, 2, {', '.join([repr(base), *options])})"
     elif dtype.startswith("complex"):
         made = f"torch.randn({', '.join([repr(base), *options])})"
+    elif dtype.startswith(("float", "bfloat")) and [_rounded(low), _rounded(high)] == [0.0, 1.0]:
+        made = f"torch.rand({', '.join([repr(base), *implied])})"
     elif dtype.startswith(("float", "bfloat")):
-        made = f"torch.empty({', '.join([repr(base), *implied])}).uniform_({_short(float(low), dtype)}, " \
-               f"{_short(float(high), dtype)})"
+        made = f"torch.empty({', '.join([repr(base), *implied])}).uniform_({_rounded(low)}, {_rounded(high)})"
     else:
         made = f"torch.randint({int(low)}, {int(high) + 1}, {', '.join([repr(base), *implied])})"
     kept = [(size, step) for dim, (size, step) in enumerate(zip(shape, stride)) if dim not in expanded]
@@ -137,9 +144,12 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
-def _parameter_name(placeholder: str, taken: set[str]) -> str:
-    """``L_x_`` -> ``x``; ``L_self_modules_lin_parameters_weight_`` -> ``weight``."""
-    name = re.sub(r"^[LG]_", "", placeholder).strip("_").lower() or "arg"
+def parameter_name(placeholder: str, taken: set[str]) -> str:
+    """``L_x_`` -> ``x``; ``L_self_modules_lin_parameters_weight_`` -> ``weight``; a value the
+    minifier made an input (named after the op that computed it: ``lerp``) -> ``t``."""
+    if not re.match(r"^[LGlg]_", placeholder):
+        placeholder = "t"
+    name = re.sub(r"^[LGlg]_", "", placeholder).strip("_").lower() or "arg"
     name = re.split(r"_(?:parameters|buffers)_", name)[-1]
     if not name.isidentifier() or keyword.iskeyword(name) or name in ("torch", "f", *_MODULES):
         name = f"{name}_"
@@ -161,7 +171,7 @@ def function_source(code: str) -> str | None:
     if forward is None or not forward.args.args or forward.args.args[0].arg != "self":
         return None
     taken: set[str] = set()
-    names = {arg.arg: _parameter_name(arg.arg, taken) for arg in forward.args.args[1:]}
+    names = {arg.arg: parameter_name(arg.arg, taken) for arg in forward.args.args[1:]}
     body = []
     for statement in forward.body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) \
@@ -233,56 +243,91 @@ def backend_source(spec: str, imports: list[str] = ()) -> tuple[list[str], str]:
     return lines, f"{attr}{'()' if called else ''}"
 
 
+def mutates(function: str) -> bool:
+    """Whether ``def f`` writes into what it is given (an in-place method or op, ``out=``, an
+    item set): then each call gets inputs of its own, and the inputs are compared after it."""
+    tree = ast.parse(function)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if re.fullmatch(r"[a-z0-9_]*[a-z0-9]_", name) or name in ("setitem", "copy_") \
+                    or any(keyword.arg == "out" for keyword in node.keywords):
+                return True
+    return False
+
+
 def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str] = (), kind: str | None = None,
-           compile_options: dict[str, Any] | None = None) -> str | None:
+           backward: bool = False, compile_options: dict[str, Any] | None = None) -> str | None:
     """The plain script for ``graph`` ({"code", "inputs"}) against ``backend`` (a spec as
     run_tests.py takes it); ``title`` is its first line, ``kind`` the difference the problem's
-    check named (requires_grad, stride: compared beside values). None where the graph is not plain."""
+    check named (requires_grad, stride: compared beside values), ``backward`` whether the
+    gradients are part of it. None where the graph is not plain."""
     function = function_source(graph.get("code", ""))
     specs = graph.get("inputs")
-    if function is None or specs is None or function.count("(") - function.count(")"):
+    if function is None or specs is None:
         return None
     imported, backend_expression = backend_source(backend, imports)
-    modules = sorted(module for module in _MODULES if re.search(rf"\b{module}\.", function))
-    if any(re.search(r"\bmath\.", input_source(spec)) for spec in specs) and "math" not in modules:
-        modules.append("math")
     made = [input_source(spec) for spec in specs]
+    modules = sorted(module for module in _MODULES if re.search(rf"\b{module}\.", "\n".join([function, *made])))
     listed = f"[{', '.join(made)}]"
     if len(listed) > INPUTS_LIMIT:
-        listed = "[\n" + "".join(f"        {each},\n" for each in made) + "    ]"
-    lines = [f'"""{_docstring(title)}', "",
-             f"Exit 0 where torch.compile agrees with eager, {SHOWS} where the problem shows, {CANNOT_CHECK} where "
-             "the check could not run; --backend aot_eager runs PyTorch's reference instead.", '"""',
-             "import os", "import sys", "",
-             f"# Exit {CANNOT_CHECK}, not {SHOWS}, where this script itself breaks: {SHOWS} means the problem shows.",
-             "sys.excepthook = lambda *error: (sys.__excepthook__(*error), sys.stderr.flush(), "
-             f"os._exit({CANNOT_CHECK}))",
-             "", *(f"import {module}" for module in modules), "import torch", *imported, "",
-             function, "",
-             "def inputs():", "    torch.manual_seed(0)", f"    return {listed}", "",
-             f'backend = sys.argv[2] if sys.argv[1:2] == ["--backend"] else {backend_expression}',
-             "eager_inputs = inputs()", "expected = f(*eager_inputs)", "compiled_inputs = inputs()",
-             # A backend name nothing registered raises here, outside the check: the script cannot run it.
-             f"compiled = torch.compile(f, backend=backend, fullgraph=True{_options(compile_options)})",
-             "try:", "    actual = compiled(*compiled_inputs)",
-             "except Exception as error:",
-             "    error = getattr(error, \"inner_exception\", error)  # the backend's own, which Dynamo wraps",
-             '    print(f"the compiled call raised {type(error).__name__}: {error}")',
-             f"    sys.exit({SHOWS})"]
-    compared = '[("output", expected, actual), ("inputs after the call", eager_inputs, compiled_inputs)]'
+        listed = "[\n" + "".join(f"    {each},\n" for each in made) + "]"
+    seeded = any(re.search(r"\btorch\.(rand|randn|randint|empty)\b", each) for each in made)
+    separate = mutates(function)  # each call needs inputs of its own
+    lines = [f'"""{_docstring(title)}"""', f"import {', '.join(['os', 'sys', *modules])}",
+             f"# Exit {SHOWS} while the problem shows, 0 once compiled agrees with eager, {CANNOT_CHECK} if the "
+             "check cannot run.",
+             f"sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit({CANNOT_CHECK}))",
+             "import torch", *imported, "", function, ""]
+    if separate:
+        lines += ["def inputs():", *(["    torch.manual_seed(0)"] if seeded else []),
+                  *_indented(f"return {listed}"), "", "eager_args, compiled_args = inputs(), inputs()"]
+        eager_args, compiled_args = "eager_args", "compiled_args"
+    else:
+        lines += [*(["torch.manual_seed(0)"] if seeded else []), f"args = {listed}"]
+        eager_args = compiled_args = "args"
+    lines += [f'backend = sys.argv[2] if sys.argv[1:2] == ["--backend"] else {backend_expression}  '
+              "# aot_eager: PyTorch's reference",
+              # A backend name nothing registered raises here, outside the check: the script cannot run it.
+              f"compiled = torch.compile(f, backend=backend, fullgraph=True{_options(compile_options)})",
+              f"expected = f(*{eager_args})",
+              "try:", f"    actual = compiled(*{compiled_args})",
+              "except Exception as error:  # Dynamo wraps the backend's own error",
+              "    sys.exit(f\"the compiled call raised {getattr(error, 'inner_exception', error)!r}\")"]
+    compared = [("output", "expected", "actual")]
+    if separate:
+        compared.append(("inputs after the call", eager_args, compiled_args))
+    if backward:
+        lines += ["leaves = [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]".replace(
+                      "in args", f"in {eager_args}"),
+                  "total = lambda out: sum(t.sum() for t in torch.utils._pytree.tree_leaves(out) if t.requires_grad)",
+                  "want = torch.autograd.grad(total(expected), leaves, materialize_grads=True)", "try:",
+                  "    got = torch.autograd.grad(total(actual), " + (
+                      "[t for t in compiled_args if isinstance(t, torch.Tensor) and t.requires_grad]"
+                      if separate else "leaves") + ", materialize_grads=True)",
+                  "except Exception as error:",
+                  "    sys.exit(f\"backward raised {getattr(error, 'inner_exception', error)!r}\")"]
+        compared.append(("gradients", "want", "got"))
+    if len(compared) == 1:
+        lines += ["try:", "    torch.testing.assert_close(actual, expected, equal_nan=True)",
+                  "except AssertionError as error:", '    sys.exit(f"output: values differ from eager: {error}")']
+    else:
+        pairs = ", ".join(f'("{what}", {want}, {got})' for what, want, got in compared)
+        lines += [f"for what, want, got in [{pairs}]:", "    try:",
+                  "        torch.testing.assert_close(got, want, equal_nan=True)",
+                  "    except AssertionError as error:",
+                  '        sys.exit(f"{what}: values differ from eager: {error}")']
     if kind in _ATTRIBUTES:  # assert_close compares values, dtypes and shapes, not these
-        lines += [f"compared = {compared}",
-                  f'compared.append(("output {kind}", *([{_ATTRIBUTES[kind]} for t in '
-                  'torch.utils._pytree.tree_leaves(out)] for out in (expected, actual))))']
-        compared = "compared"
-    lines += [f"for what, want, got in {compared}:",
-              "    try:",
-              "        torch.testing.assert_close(got, want, equal_nan=True)",
-              "    except AssertionError as error:",
-              '        print(f"{what}: values differ from eager: {error}")',
-              f"        sys.exit({SHOWS})",
-              'print(f"torch.compile(backend={backend!r}) agrees with eager")']
+        attribute = _ATTRIBUTES[kind]
+        lines += [f"got, want = ([{attribute} for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, "
+                  "expected))",
+                  f'if got != want:', f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
+    lines.append('print(f"torch.compile(backend={backend!r}) agrees with eager")')
     return "\n".join(lines) + "\n"
+
+
+def _indented(statement: str) -> list[str]:
+    return [f"    {line}" if line.strip() else line for line in statement.splitlines()]
 
 
 def _options(compile_options: dict[str, Any] | None) -> str:
