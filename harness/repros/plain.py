@@ -243,6 +243,28 @@ def backend_source(spec: str, imports: list[str] = ()) -> tuple[list[str], str]:
     return lines, f"{attr}{'()' if called else ''}"
 
 
+_OPERATORS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+              ast.Mod: "remainder", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "bitwise_and",
+              ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor", ast.LShift: "lshift", ast.RShift: "rshift",
+              ast.USub: "neg", ast.Invert: "bitwise_not", ast.Not: "logical_not"}
+
+
+def operations(code: str) -> list[str]:
+    """The operations of a graph's code in order, calls and operators alike: ``sin``, ``mul``,
+    ``pow``; an indexing is ``getitem``. Grad-mode switches are not operations of the graph."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name and not name.startswith("_set_grad"):
+                found.append(name)
+        elif isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
+            found.append(_OPERATORS[type(node.op)])
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            found.append("getitem")
+    return found
+
+
 def mutates(function: str) -> bool:
     """Whether ``def f`` writes into what it is given (an in-place method or op, ``out=``, an
     item set): then each call gets inputs of its own, and the inputs are compared after it."""

@@ -128,22 +128,10 @@ def plain_stride(shape: list[int]) -> list[int]:
     return stride
 
 
-def calls(code: str) -> list[str]:
-    """The names of the ops a graph's code calls, in order, each once: ``pow``, ``add_``."""
-    names = []
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Call):
-            function = node.func
-            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-            if name and name not in names and not name.startswith("_set_grad"):
-                names.append(name)
-    return names
-
-
 def title(graph: dict[str, Any], output: str, backend: str) -> str:
     """``pow of float32 (4, 5, 5) and a 0-d float64: AssertionError: Please convert all Tensors to
     FakeTensors first (torch.compile, backend="turbine_cpu")``."""
-    names = calls(graph["code"])
+    names = list(dict.fromkeys(plain.operations(graph["code"])))
     inputs = described_inputs(graph["inputs"])
     if names:
         what = ", ".join(names[:3]) + (f" and {len(names) - 3} more ops" if len(names) > 3 else "")
@@ -174,12 +162,17 @@ def refresh(path: Path, problem: Problem, run: dict[str, Any]) -> None:
     generic.write_atomic(path, generic.render(problem, test, recorded.get("GRAPHS") or [], run))
 
 
+def refresh_all(directory: Path, found: list[Problem], run: dict[str, Any]) -> None:
+    """Each problem's generic file an earlier version wrote (with the machine's paths), again."""
+    for problem in found:
+        path = directory / "repros" / f"{problem.id}.py"
+        if path.exists() and "SEARCH_PATH" in settings(path):
+            refresh(path, problem, run)
+
+
 def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_limit: float, seconds: float,
             log: Callable[[str], None]) -> dict[str, generic.Checked]:
     """problem id -> its issue's repro, run: plain where a reduced graph shows it, else generic."""
-    for problem in found:
-        if (directory / "repros" / f"{problem.id}.py").exists():
-            refresh(directory / "repros" / f"{problem.id}.py", problem, run)
     recorded = {problem.id: settings(directory / "repros" / f"{problem.id}.py") for problem in found
                 if (directory / "repros" / f"{problem.id}.py").exists()}
     candidates = [problem for problem in found if problem.outcome in ("FAIL", "ERROR") and _graphs(recorded.get(problem.id))]

@@ -136,6 +136,7 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
         directory = Path(source) if Path(source).is_dir() else Path(source).parent
         results = configure.load_results(str(directory))
         found = [problem for problem in problems.group(results.tests) if upstream.filed(problem)]
+        prepare.refresh_all(directory, found, results.run)
         known = upstream.known_upstream(found, results.run)
         found = [problem for problem in found if problem.id not in known]  # named in the list, not written
         prepare.clean(directory)

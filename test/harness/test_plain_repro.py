@@ -20,7 +20,7 @@ import torch
 
 from harness.measure.repro import replayable
 from harness.project import layout
-from harness.repros import plain as plain_repro
+from harness.repros import plain as plain_repro, reduce
 
 # Its own seconds (test/harness/budgets.py): 19 s measured 2026-12-05 (seven scripts, each imports torch).
 TIME_BUDGET_S = 60
@@ -43,6 +43,26 @@ FAULTY = textwrap.dedent('''
 
     def refuses(gm, example_inputs):
         raise AssertionError("Please convert all Tensors to FakeTensors first")
+
+
+    def wrong_pow(gm, example_inputs):
+        if not any(node.target is torch.pow for node in gm.graph.nodes):
+            return gm.forward
+        return lambda *args: [out + 1 for out in gm(*args)]
+
+
+    class _Refused(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, value):
+            return value.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("no backward for this graph")
+
+
+    def backward_raises(gm, example_inputs):
+        return lambda *args: [_Refused.apply(out) for out in gm(*args)]
 ''')
 
 
@@ -69,17 +89,23 @@ def _adds_into_its_input(x):
     return x * 2
 
 
+def _pow_among_others(x, y):
+    scaled = torch.sin(x) * 2
+    return torch.pow(scaled, y) + x.sum(), scaled.cos()
+
+
 class PlainReproTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pow = _recorded(_pow_of_a_0d_exponent, torch.randn(4, 5, 5), torch.tensor(2.5, dtype=torch.float64))
         cls.mutation = _recorded(_adds_into_its_input, torch.randn(3, 4))
+        cls.gradients = _recorded(_pow_among_others, torch.randn(4, 5, requires_grad=True), torch.tensor(2.0))
         cls.directory = tempfile.TemporaryDirectory()  # away from the suite: nothing of it importable
         cls.addClassCleanup(cls.directory.cleanup)
         (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
 
-    def script(self, name: str, graph: dict, backend: str) -> Path:
-        text = plain_repro.render(graph, backend, f"{name} under torch.compile")
+    def script(self, name: str, graph: dict, backend: str, backward: bool = False) -> Path:
+        text = plain_repro.render(graph, backend, f"{name} under torch.compile", backward=backward)
         self.assertIsNotNone(text)
         self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
         for machine_path in (str(layout.SUITE_ROOT), os.getcwd(), self.directory.name, "/work/"):
@@ -146,12 +172,62 @@ class PlainReproTests(unittest.TestCase):
                                                   values=[[1.0, 2.0], [3.0, 4.0]])])
         broken["code"] = broken["code"].replace("l_x_ * 2", "torch.mm(l_x_, torch.ones(3, 1))")
         cases.append((self.script("eager_raises", broken, "aot_eager"), (), plain_repro.CANNOT_CHECK, ""))
+        cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True), (), 1,
+                      "backward raised RuntimeError('no backward for this graph')"))
+        cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True),
+                      ("--backend", "aot_eager"), 0, "agrees"))
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             done = list(pool.map(lambda case: self.run_script(case[0], *case[1]), cases))
         for (path, args, code, printed), result in zip(cases, done):
             with self.subTest(script=path.name, args=args):
                 self.assertEqual(result.returncode, code, result.stdout + result.stderr[-3000:])
                 self.assertIn(printed, result.stdout + result.stderr)
+
+
+class ReductionTests(unittest.TestCase):
+    """harness/repros/reduce.py in this process: a graph of six operations whose one pow a faulty
+    backend gets wrong, cut to that pow on smaller inputs while it still shows the problem."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(cls.directory.cleanup)
+        (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
+        sys.path.insert(0, cls.directory.name)
+        cls.addClassCleanup(sys.path.remove, cls.directory.name)
+        graph = _recorded(_pow_among_others, torch.randn(4, 5, requires_grad=True), torch.tensor(2.0))
+        cls.lines = []
+        cls.reduction = reduce.Reduction({"id": "p", "graphs": [graph], "backend": "faulty:wrong_pow",
+                                          "outcome": "FAIL", "signature": "output: values differ from eager",
+                                          "seconds": 60}, cls.lines.append)
+        cls.reduction.reduce()
+        cls.before, cls.after = graph, cls.reduction.best
+
+    def test_the_graph_is_cut_to_the_op_the_backend_gets_wrong(self):
+        self.assertEqual(reduce.ops(self.before), 6, self.before["code"])  # sin, mul, pow, sum, add, cos
+        self.assertEqual(reduce.ops(self.after), 1, self.after["code"])
+        self.assertIn("torch.pow(", self.after["code"])
+        self.assertIn("PyTorch's FX minifier: 6 calls to 1", self.lines[-1]["steps"])
+
+    def test_its_inputs_are_smaller_and_simpler(self):
+        specs = [spec for spec in self.after["inputs"] if isinstance(spec, dict)]
+        self.assertTrue(all(not spec["requires_grad"] for spec in specs), specs)
+        self.assertLess(sum(reduce._numel(spec["shape"]) for spec in specs), 20, specs)
+        self.assertTrue(any(step.startswith("inputs: ") for step in self.lines[-1]["steps"]), self.lines[-1])
+
+    def test_the_reduced_script_shows_the_problem_and_the_reference_agrees(self):
+        text = plain_repro.render(self.after, "faulty:wrong_pow", "t")
+        code, printed = reduce.run(text)
+        self.assertEqual(code, 1, printed)
+        self.assertIn("output: values differ from eager", printed)
+        self.assertEqual(reduce.run(text, "aot_eager")[0], 0)
+        self.assertLessEqual(len(text.splitlines()), 25, text)
+
+    def test_a_graph_that_does_not_show_it_is_not_kept(self):
+        lines = []
+        reduce.Reduction({"id": "q", "graphs": [self.before], "backend": "aot_eager", "outcome": "FAIL",
+                          "signature": "output: values differ from eager", "seconds": 5}, lines.append).reduce()
+        self.assertEqual(lines, [])
 
 
 if __name__ == "__main__":

@@ -291,7 +291,8 @@ def listing(found: list[problems.Problem], report: UpstreamReport,
     return json.dumps([{"id": problem.id, "title": title(problem, report.checked.get(problem.id)),
                         "tracker": tracker(run, problem),
                         "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
-                        "ready": placed[problem.id] == ""}
+                        "ready": placed[problem.id] == "",
+                        "repro": getattr(report.checked.get(problem.id), "form", None)}
                        for problem in found]
                       + [{"id": problem.id, "title": title(problem), "tracker": "https://github.com/pytorch/pytorch",
                           "tests": len(problem.tests), "path": None, "ready": False, "upstream": number}
