@@ -8,11 +8,15 @@ that end as real ones do: exit 1 with the differences printed (the problem shows
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 from harness.report import problems
+from harness.report.formats import upstream
+from harness.repros import prepare
 from harness.report.results import RunResults, TestResult, write_atomic
 from harness.report.scoreboard import board
 from test.harness.cli import run_cli
@@ -66,6 +70,33 @@ class KnownUpstreamTests(unittest.TestCase):
             listed = {entry["id"]: entry for entry in json.loads((upstream / "issues.json").read_text())}
             self.assertEqual(listed[tests[0].problem]["upstream"], 197739)
             self.assertFalse(listed[tests[0].problem]["ready"])
+
+
+class PlainReproWordsTests(unittest.TestCase):
+    """What an issue says of its plain repro: a title naming the op, its inputs and what it
+    printed; and no path of the machine that wrote it."""
+
+    POW = {"code": "def forward(self, L_x_ : torch.Tensor, L_exponent_ : torch.Tensor):\n    l_x_ = L_x_\n"
+                   "    pow_1 = torch.pow(l_x_, L_exponent_)\n    return (pow_1,)\n",
+           "inputs": [{"shape": [4, 5, 5], "stride": [25, 5, 1], "dtype": "torch.float32"},
+                      {"shape": [], "stride": [], "dtype": "torch.float64"}]}
+
+    def test_a_title_names_the_op_its_inputs_and_what_the_repro_printed(self):
+        printed = ("UserWarning: a warning the backend printed first\n"
+                   "the compiled call raised AssertionError('Please convert all Tensors to FakeTensors first\\n"
+                   "  File \"/somewhere/fake_tensor.py\", line 9')")
+        self.assertEqual(prepare.title(self.POW, printed, "turbine_cpu"),
+                         "pow of float32 (4, 5, 5) and a 0-d float64: AssertionError: Please convert all Tensors to "
+                         'FakeTensors first (torch.compile, backend="turbine_cpu")')
+        self.assertEqual(upstream.said("output: values differ from eager: Tensor-likes are not close!\n\nMismatch"),
+                         "output: values differ from eager")
+
+    def test_the_machines_paths_are_left_out(self):
+        text = (f"{sys.prefix}/lib/python3.11/site-packages/torch/fx/graph.py:12 "
+                f"{tempfile.gettempdir()}/dynamo-suite-repro-abc/repro.py {os.getcwd()}/runs/x "
+                "/opt/clone/harness/checks/compare.py:142")
+        self.assertEqual(upstream.scrubbed(text), "site-packages/torch/fx/graph.py:12 repro.py ./runs/x "
+                                                  "harness/checks/compare.py:142")
 
 
 class UpstreamReportTests(unittest.TestCase):
@@ -131,6 +162,9 @@ class UpstreamReportTests(unittest.TestCase):
         self.assertIn("It needs torch and the backend's package only.", text)
         self.assertIn("dynamo-aot-suite --backend mycc_pkg:mycc -k test.dynamo.test_backend_contract."
                       "OutputContractTests_mycc.test_", text)
+
+    def test_a_generic_repro_is_marked_as_the_fallback(self):
+        self.assertIn("**Generic repro** (the fallback form: ", self.issue("FAILcheck"))
 
     def test_a_repro_that_did_not_show_or_finish_is_said_and_not_ready(self):
         self.assertIn("exit 0", self.issue("ERRORbackend compile"))
