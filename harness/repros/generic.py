@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.axes import compile_options, registry
+from harness.project import extensions
 from harness.report.formats import upstream
 from harness.report.problems import Problem
 from harness.report.results import RunResults, TestResult, write_atomic
+from harness.settings import SCENARIOS
 
 _LIBRARY = Path(__file__).resolve().parents[1] / "measure" / "repro.py"
 _COPIED = ("GLOBALS", "make_input", "build")
@@ -83,6 +85,17 @@ def _in_docstring(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', '\\"""')
 
 
+def _relative_dirs(run: dict[str, Any]) -> list[str]:
+    where = Path(run.get("cwd") or os.getcwd())
+    found = []
+    for directory in extensions.import_dirs(run.get("environment", {}).get(SCENARIOS, "")):
+        try:
+            found.append(Path(directory).resolve().relative_to(where.resolve()).as_posix() or ".")
+        except ValueError:
+            continue  # outside the project's directory: a path of that machine only
+    return found
+
+
 def without_comments(code: str) -> str:
     """Python source without its comments (FX's ``# File: /path/to/test.py:12 in f``)."""
     try:
@@ -100,6 +113,9 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
         "PROBLEM": problem.id,
         "BACKEND": test.backend_spec or test.backend,
         "SUITE": run.get("suite") or "",
+        # A project's own scenario folders, relative to the directory it ran from (no machine path):
+        # the repro runs such a scenario from that directory.
+        "PROJECT_DIRS": _relative_dirs(run),
         "SCENARIO": [module, family, method],
         "ENVIRONMENT": {**run.get("environment", {}),
                         **{axis.env: test.axis(axis.name) for axis in registry.beside_backend()
@@ -158,6 +174,7 @@ class Checked:
     form: str = "generic"  # or "plain": harness.repros.plain's script, reduced (harness.repros.prepare)
     title: str | None = None  # for a plain one: its calls, inputs and what it printed
     reduction: str = ""  # what reduction achieved, or why the generic form stayed
+    control: int | None = None  # its exit code under --backend aot_eager (None: not run); 1 blames the reference
 
     @property
     def shows(self) -> bool:
@@ -336,7 +353,7 @@ def run_scenario(spec):
         print(f"the graphs cannot show this problem alone: `pip install dynamo-aot-suite=={SUITE}` runs "
               "the suite's scenario")
         return CANNOT_CHECK
-    extra = [entry for entry in ENVIRONMENT.get("DYNAMO_SUITE_SCENARIOS", "").split(os.pathsep) if entry]
+    extra = [os.path.join(os.getcwd(), directory) for directory in PROJECT_DIRS]
     env = dict(os.environ, DYNAMO_SUITE_BACKENDS=spec, **ENVIRONMENT)
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), root, *extra, env.get("PYTHONPATH", "")])
     name = subprocess.run([sys.executable, "-c", "import sys; from harness.axes.backends import resolve_backend; "
@@ -347,7 +364,9 @@ def run_scenario(spec):
         return CANNOT_CHECK
     test_class = f"{family}_{name.stdout.strip()}{CLASS_SUFFIX}"
     # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
-    node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
+    relative = module.replace(".", "/") + ".py"
+    where = next((directory for directory in [root, *extra] if os.path.isfile(os.path.join(directory, relative))), root)
+    node = f"{os.path.join(where, relative)}::{test_class}::{method}"
     has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0
     # unittest's own exit code is 1 for a test that could not even load: this one says 3 then.
     loaded = ("import sys, unittest; test = unittest.defaultTestLoader.loadTestsFromName(sys.argv[1]); "

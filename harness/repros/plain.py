@@ -28,6 +28,7 @@ import struct
 from typing import Any
 
 SHOWS, CANNOT_CHECK = 1, 3
+REFERENCE = "aot_eager"  # the backend a repro's control runs: PyTorch's reference path
 INLINED_LIMIT = 90  # characters: a statement no longer than this once a value is written into it
 LITERAL_LIMIT = 80  # characters: a tensor's values longer than this as a literal are drawn from the seed
 INPUTS_LIMIT = 100  # characters: a longer list of inputs is written one a line
@@ -255,8 +256,10 @@ def operations(code: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name and not name.startswith("_set_grad"):
+            dotted = ast.unparse(node.func).split(".")
+            # torch.ops.aten.sym_size.int: the op is sym_size; the last part is its overload.
+            name = dotted[3] if dotted[:2] == ["torch", "ops"] and len(dotted) > 3 else dotted[-1]
+            if name and not name.startswith(("_set_grad", "_assert")):
                 found.append(name)
         elif isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
             found.append(_OPERATORS[type(node.op)])
@@ -301,7 +304,11 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
              "check cannot run.",
              f"sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit({CANNOT_CHECK}))",
              "import torch", *imported, "", function, ""]
-    if separate:
+    if separate and _clones_keep_layout(specs):  # each call its own copy of the same values
+        lines += [*(["torch.manual_seed(0)"] if seeded else []), f"eager_args = {listed}",
+                  "compiled_args = [t.clone() if isinstance(t, torch.Tensor) else t for t in eager_args]"]
+        eager_args, compiled_args = "eager_args", "compiled_args"
+    elif separate:  # made twice: clone() would not keep an expanded layout, nor a leaf a leaf
         lines += ["def inputs():", *(["    torch.manual_seed(0)"] if seeded else []),
                   *_indented(f"return {listed}"), "", "eager_args, compiled_args = inputs(), inputs()"]
         eager_args, compiled_args = "eager_args", "compiled_args"
@@ -346,6 +353,16 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
                   f'if got != want:', f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
     lines.append('print(f"torch.compile(backend={backend!r}) agrees with eager")')
     return "\n".join(lines) + "\n"
+
+
+def _clones_keep_layout(specs: list[Any]) -> bool:
+    """Whether ``t.clone()`` of each input is the same input: a dense layout clone keeps, and no
+    leaf that requires grad (its clone is not a leaf)."""
+    for spec in specs:
+        if isinstance(spec, dict) and (spec.get("requires_grad") or any(
+                size > 1 and step == 0 for size, step in zip(spec["shape"], spec["stride"]))):
+            return False
+    return True
 
 
 def _indented(statement: str) -> list[str]:

@@ -192,7 +192,10 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
             if plain_form is not None:
                 return problem.id, plain_form
             why = "its reduced plain script did not show it when run alone"
-        return problem.id, dataclasses.replace(generic.check(generic_path, time_limit), reduction=why)
+        checked = dataclasses.replace(generic.check(generic_path, time_limit), reduction=why)
+        if checked.shows and checked.standalone:  # its graphs showed it: PyTorch's reference must not show it too
+            checked.control = generic.check(generic_path, time_limit, ("--backend", plain.REFERENCE)).exit_code
+        return problem.id, checked
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:  # each check is a process of its own
         for problem_id, result in pool.map(one, found):
@@ -219,6 +222,9 @@ def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], dir
     checked = run_alone(text, time_limit)
     if not (checked.shows and problems.shown_by(problem.outcome, problem.signature, checked.output)):
         return None
+    control = run_alone(text, time_limit, ("--backend", plain.REFERENCE)).exit_code
+    if control != 0:
+        return None  # PyTorch's reference path disagrees too, alone: not the backend's problem
     heading = title(graph, checked.output, recorded["BACKEND"])
     text = render_for(problem, graph, recorded, heading)
     path = directory / "repros" / f"{problem.id}{PLAIN_SUFFIX}"
@@ -226,7 +232,7 @@ def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], dir
     steps = "; ".join(line.get("steps", []))
     reduction = f"reduced in {line.get('seconds', 0):g} s, {line.get('tried', 0)} scripts tried: {steps}"
     return generic.Checked(str(path), text, True, checked.exit_code, checked.output, checked.seconds, form="plain",
-                           title=heading, reduction=reduction)
+                           title=heading, reduction=reduction, control=control)
 
 
 def clean(directory: Path) -> None:

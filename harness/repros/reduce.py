@@ -40,7 +40,7 @@ from harness.measure import repro
 from harness.repros import plain
 from harness.report import problems
 
-REFERENCE = "aot_eager"
+REFERENCE = plain.REFERENCE
 
 
 class _OutOfTime(Exception):
@@ -190,6 +190,17 @@ class Reduction:
             if changes:  # said as it goes: the time limit may stop it at any input
                 self.keep(self.best, _inputs_step(before, self.best["inputs"], changes))
 
+    def drop_statements(self) -> None:
+        dropped = 0
+        # Last first: what a later statement read is then free to go too, and the earlier
+        # statements keep their places.
+        for index in reversed(range(len(ast.parse(self.best["code"]).body[0].body))):
+            candidate = _without_statement(self.best["code"], index)
+            if candidate is not None and self.attempt(dict(self.best, code=candidate), ""):
+                dropped += 1
+        if dropped:
+            self.keep(self.best, f"{dropped} statement{'s' if dropped > 1 else ''} whose value nothing needs dropped")
+
     def drop_arguments(self) -> None:
         for candidate, change in _fewer_arguments(self.best["code"]):
             self.attempt(dict(self.best, code=candidate), f"arguments: {change}")
@@ -198,7 +209,7 @@ class Reduction:
         try:
             if not self.choose():
                 return
-            for step in (self.minify, self.shrink_inputs, self.drop_arguments):
+            for step in (self.minify, self.drop_statements, self.shrink_inputs, self.drop_arguments):
                 step()
         except _OutOfTime:
             if self.best is not None:
@@ -296,6 +307,25 @@ def _smaller_inputs(spec: Any, signature: str):
         if spec["dtype"].removeprefix("torch.").startswith(("float", "bfloat")):
             simple = {key: value for key, value in spec.items() if key != "values"}
             yield "values drawn from [0, 1)", dict(simple, range=[0, 1])
+
+
+def _without_statement(code: str, index: int) -> str | None:
+    """The code without its ``index``th statement where nothing reads what it computes (a
+    runtime assertion Dynamo added, a comparison only that assertion read, an in-place call the
+    problem may not need); None for any other statement."""
+    tree = ast.parse(code)
+    body = tree.body[0].body
+    statement = body[index]
+    if isinstance(statement, ast.Assign) and all(isinstance(target, ast.Name) for target in statement.targets):
+        written = {target.id for target in statement.targets}
+        read = {node.id for later in body[index + 1:] for node in ast.walk(later)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        if written & read:
+            return None
+    elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return None
+    del body[index]
+    return ast.unparse(tree) + "\n"
 
 
 def _fewer_arguments(code: str):

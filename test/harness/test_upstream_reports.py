@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.report import problems
 from harness.report.formats import upstream
-from harness.repros import prepare
+from harness.repros import generic, prepare
 from harness.report.results import RunResults, TestResult, write_atomic
 from harness.report.scoreboard import board
 from test.harness.cli import run_cli
@@ -27,7 +27,9 @@ TIME_BUDGET_S = 20
 RUN = {"torch": "2.13.0+cpu", "suite": "0.5.0", "python": "3.11.7", "platform": "Linux-x86_64", "device": "cpu",
        "started": "2026-12-03T06:00:00+00:00", "command": "dynamo-aot-suite",
        "backends": [{"name": "mycc", "spec": "mycc_pkg:mycc", "package": "mycc-pkg 1.2"}]}
-SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nprint("1 difference(s) from eager on mycc_pkg:mycc:")\n'
+# Under --backend aot_eager, the control, the graphs agree.
+SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nif "--backend" in sys.argv:\n    sys.exit(0)\n'
+         'print("1 difference(s) from eager on mycc_pkg:mycc:")\n'
          'print("  graph 0: output: values differ from eager (Mismatched elements: 1 / 4); first at index (2,): '
          'compiled nan, eager 0.5")\nsys.exit(1)\n')
 GONE = 'GRAPHS = []\nprint("the problem does not show on mycc_pkg:mycc")\n'
@@ -116,6 +118,7 @@ class UpstreamReportTests(unittest.TestCase):
                  _test("test_shape", "FAIL", "AssertionError: output: shape differs from eager", "check"),
                  _test("test_passes_unexpectedly", "XPASS", "", "check")]
         problems.assign(tests)
+        cls.tests = tests
         write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
         found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)
                  if not any(word in problem.signature for word in ("dtype", "recompiled", "shape"))}
@@ -165,6 +168,14 @@ class UpstreamReportTests(unittest.TestCase):
 
     def test_a_generic_repro_is_marked_as_the_fallback(self):
         self.assertIn("**Generic repro** (the fallback form: ", self.issue("FAILcheck"))
+
+    def test_a_repro_that_shows_under_aot_eager_too_is_not_ready(self):
+        problem = next(problem for problem in problems.group(self.tests) if problem.id == self.ids["FAILcheck"])
+        shown = generic.Checked("repro.py", "", True, 1, "graph 0: output: values differ from eager", 1.0)
+        self.assertTrue(upstream.ready(problem, shown))
+        shown.control = 1
+        self.assertFalse(upstream.ready(problem, shown))
+        self.assertIn("exit 1 under --backend aot_eager too", upstream.status(shown, problem))
 
     def test_a_repro_that_did_not_show_or_finish_is_said_and_not_ready(self):
         self.assertIn("exit 0", self.issue("ERRORbackend compile"))

@@ -164,7 +164,8 @@ def same_behaviour(problem: problems.Problem, output: str) -> bool:
 
 def ready(problem: problems.Problem, checked: Any) -> bool:
     """Ready to file: the repro showed the problem, and as the behaviour its title names."""
-    return checked is not None and checked.shows and same_behaviour(problem, checked.output)
+    return checked is not None and checked.shows and same_behaviour(problem, checked.output) \
+        and getattr(checked, "control", None) != 1  # a repro that blames PyTorch's reference path too
 
 
 def place(problem: problems.Problem, checked: Any) -> str:
@@ -183,6 +184,9 @@ def status(checked: Any, problem: problems.Problem | None = None) -> str:
         return f"still running after {checked.seconds:g} s"
     if checked.exit_code not in (0, 1):
         return f"the repro itself raised after {checked.seconds:g} s (below); not ready to file"
+    if checked.shows and getattr(checked, "control", None) == 1:
+        return (f"exit 1 in {checked.seconds:g} s, and exit 1 under --backend aot_eager too: it shows a difference "
+                "PyTorch's reference path has as well; not ready to file")
     if checked.shows and problem is not None and not same_behaviour(problem, checked.output):
         return (f"exit {checked.exit_code} in {checked.seconds:g} s: a difference shows, but not the behaviour the "
                 "title names; not ready to file")
