@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -114,19 +115,17 @@ class PlainUpstreamReproTests(unittest.TestCase):
                     self.assertNotIn(machine_path, issue)
 
     def test_each_shows_the_problem_on_its_backend_and_agrees_on_aot_eager(self):
-        paths = [self.run_dir / "repros" / f"{problem}.plain.py" for problem in self.problems]
-
-        def alone(path: Path, *args: str) -> subprocess.CompletedProcess:
-            return subprocess.run([sys.executable, str(path), *args], cwd=self.outside.name, capture_output=True,
-                                  text=True, timeout=300, env={"PATH": "/usr/bin:/bin", **self.env})
-
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            shown = list(pool.map(alone, paths))
-            fixed = list(pool.map(lambda path: alone(path, "--backend", "aot_eager"), paths))
-        for path, on_backend, on_aot_eager in zip(paths, shown, fixed):
-            with self.subTest(repro=path.name):
-                self.assertEqual(on_backend.returncode, 1, on_backend.stdout + on_backend.stderr[-2000:])
-                self.assertEqual(on_aot_eager.returncode, 0, on_aot_eager.stdout + on_aot_eager.stderr[-2000:])
+        # scripts/upstream_audit.py: each ready issue's repro alone in an empty directory, and its control.
+        audit = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "upstream_audit.py"), "--python",
+                                sys.executable, "--machine-paths", "|".join(re.escape(path) for path in (
+                                    str(REPO_ROOT), str(self.run_dir.parent))), str(self.run_dir)],
+                               capture_output=True, text=True, timeout=600, env={"PATH": "/usr/bin:/bin", **self.env})
+        self.assertEqual(audit.returncode, 0, audit.stderr)
+        totals = json.loads(audit.stdout.splitlines()[-1])
+        self.assertEqual(totals["ready"], len(self.problems), audit.stdout)
+        self.assertEqual(totals["plain_within_40_lines_showing"], len(self.problems), audit.stdout)
+        self.assertEqual(totals["controls"], {"0": len(self.problems)}, audit.stdout)
+        self.assertEqual(totals["files_with_machine_paths"], 0, audit.stdout)
 
 
 if __name__ == "__main__":
