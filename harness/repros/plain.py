@@ -64,7 +64,7 @@ def _literal(values: Any, dtype: str) -> str:
     return _short(values, dtype)
 
 
-def _contiguous(shape: list[int], stride: list[int]) -> bool:
+def contiguous(shape: list[int], stride: list[int]) -> bool:
     expected = 1
     for size, step in reversed(list(zip(shape, stride))):
         if size > 1 and step != expected:
@@ -119,7 +119,7 @@ def tensor_source(spec: dict[str, Any]) -> str:
     else:
         made = f"torch.randint({int(low)}, {int(high) + 1}, {', '.join([repr(base), *implied])})"
     kept = [(size, step) for dim, (size, step) in enumerate(zip(shape, stride)) if dim not in expanded]
-    if not _contiguous([size for size, _ in kept], [step for _, step in kept]):
+    if not contiguous([size for size, _ in kept], [step for _, step in kept]):
         made = f"torch.empty_strided({', '.join([repr(base), repr(tuple(stride)), *options])}).copy_({made})"
     if expanded:
         made += f".expand{tuple(shape)!r}"

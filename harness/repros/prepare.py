@@ -36,7 +36,8 @@ from harness.report import problems
 from harness.report.formats import upstream
 from harness.report.problems import Problem
 
-STARTUP_S = 60  # the reducer's own start (torch and the backend imported) on a loaded machine
+STARTUP_S = 120  # the reducer's own start (torch and the backend imported) on a loaded machine
+GRACE_S = 180  # beyond a problem's seconds: choosing its graph, a slow backend's compiles (a minute each)
 PLAIN_SUFFIX = ".plain.py"
 
 
@@ -77,14 +78,8 @@ def reduce_all(requests: list[dict[str, Any]], log: Callable[[str], None]) -> di
             requests_path, results_path = Path(directory) / "requests.json", Path(directory) / "results.jsonl"
             requests_path.write_text(json.dumps(pending), encoding="utf-8")
             results_path.write_text("", encoding="utf-8")
-            limit = STARTUP_S + sum(request["seconds"] + 30 for request in pending)
-            started = time.monotonic()
-            try:
-                subprocess.run([sys.executable, "-m", "harness.repros.reduce", str(requests_path), str(results_path)],
-                               capture_output=True, timeout=limit)
-            except subprocess.TimeoutExpired:
-                pass
-            lines = [json.loads(line) for line in results_path.read_text(encoding="utf-8").splitlines() if line]
+            lines = _watched([sys.executable, "-m", "harness.repros.reduce", str(requests_path), str(results_path)],
+                             results_path, {request["id"]: request["seconds"] for request in pending})
             done = {line["id"] for line in lines if line.get("done")}
             begun = [line["id"] for line in lines if line.get("started")]
             for line in lines:
@@ -93,12 +88,44 @@ def reduce_all(requests: list[dict[str, Any]], log: Callable[[str], None]) -> di
             # The problem the process was on when it died or hung: not again; the rest, once more.
             stuck = begun[-1] if begun and begun[-1] not in done else None
             if stuck:
-                log(f"{stuck}: the reducer ended during it after {time.monotonic() - started:.0f} s (a crash or a "
-                    "hang of the backend); its smallest repro so far is kept")
+                log(f"{stuck}: the reducer ended during it (a crash or a hang of the backend); its smallest repro "
+                    "so far is kept")
             pending = [request for request in pending if request["id"] not in done and request["id"] != stuck]
             if not stuck and pending:
                 break  # it ended without starting them: starting it again would not help
     return best
+
+
+def _watched(command: list[str], results_path: Path, seconds: dict[str, float]) -> list[dict[str, Any]]:
+    """Run the reducer, stopping it when one problem takes its seconds and a compile's grace more
+    (a hang: choosing the graph is not bounded by the seconds, the process is); its lines."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    current, since = None, time.monotonic()
+    try:
+        while process.poll() is None:
+            time.sleep(1)
+            lines = _lines(results_path)
+            begun = [line["id"] for line in lines if line.get("started")]
+            if begun and begun[-1] != current:
+                current, since = begun[-1], time.monotonic()
+            allowed = STARTUP_S if current is None else seconds.get(current, 0) + GRACE_S
+            if time.monotonic() - since > allowed:
+                process.kill()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    return _lines(results_path)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            break  # the line being written when it was read
+    return found
 
 
 def described_inputs(specs: list[Any]) -> str:
@@ -112,20 +139,12 @@ def described_inputs(specs: list[Any]) -> str:
         text = f"a 0-d {dtype}" if not shape else f"{dtype} {shape}" if len(shape) > 1 else f"{dtype} ({shape[0]},)"
         if any(size > 1 and step == 0 for size, step in zip(shape, spec["stride"])):
             text += " expanded"
-        elif list(spec["stride"]) != plain_stride(list(shape)):
+        elif not plain.contiguous(list(shape), list(spec["stride"])):
             text += " strided"
         parts.append(text)
     if len(parts) > 3:
         return f"{len(parts)} tensors"
     return " and ".join(parts) if len(parts) < 3 else f"{parts[0]}, {parts[1]} and {parts[2]}"
-
-
-def plain_stride(shape: list[int]) -> list[int]:
-    stride, step = [], 1
-    for size in reversed(shape):
-        stride.insert(0, step)
-        step *= max(size, 1)
-    return stride
 
 
 def title(graph: dict[str, Any], output: str, backend: str) -> str:
