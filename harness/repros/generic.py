@@ -158,6 +158,7 @@ def write(results: RunResults, problems: list[Problem], report_dir: Path, captur
 
 TRACEBACK = "Traceback (most recent call last)"
 SCENARIO_FALLBACK = "running the scenario itself"  # main() below says so when the graphs agree
+EXCEPTHOOK = "sys.excepthook = "  # in a repro that exits 3 for its own errors
 CRASHED = 3  # the exit code a repro that raised is reported with: not 1, which means the problem shows
 
 
@@ -193,8 +194,10 @@ def check(path: Path, time_limit: float, args: tuple[str, ...] = ()) -> Checked:
         done = subprocess.run([sys.executable, str(path), *args], cwd=path.parent, capture_output=True, text=True,
                               timeout=time_limit)
         code, output = done.returncode, done.stdout + "\n" + done.stderr[-4000:]
-        if code not in (0, 1) or TRACEBACK in done.stderr:
-            code = code if code not in (0, 1) else CRASHED  # an uncaught error also exits 1: not the problem
+        # A file that does not turn its own errors into exit 3 (an earlier version's) exits 1 with a
+        # traceback: not the problem. (A backend's message may hold a traceback: the hook tells them apart.)
+        if code not in (0, 1) or (TRACEBACK in done.stderr and EXCEPTHOOK not in text):
+            code = code if code not in (0, 1) else CRASHED
     except subprocess.TimeoutExpired as error:
         printed = error.stdout or ""  # bytes, whatever text= said
         code, output = None, printed.decode(errors="replace") if isinstance(printed, bytes) else printed
