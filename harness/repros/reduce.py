@@ -134,7 +134,7 @@ class Reduction:
         for index, graph in enumerate(graphs):
             if self.shows(graph):
                 self.keep(graph, f"graph {index + 1} of the {len(graphs)} the backend received"
-                                 f" ({ops(graph)} calls, {len(graph['inputs'])} inputs)")
+                                 f" ({ops(graph)} operations, {len(graph['inputs'])} inputs)")
                 return True
         return False
 
@@ -171,7 +171,7 @@ class Reduction:
         except Exception:  # the minifier's own limits (a node it cannot cut): keep what it found
             pass
         if smallest[0] is not self.best and _size(smallest[0]) < _size(self.best):
-            self.keep(smallest[0], f"PyTorch's FX minifier: {before} calls to {ops(smallest[0])}")
+            self.keep(smallest[0], f"PyTorch's FX minifier: {before} operations to {ops(smallest[0])}")
 
     def shrink_inputs(self) -> None:
         before = list(self.best["inputs"])

@@ -22,8 +22,9 @@ from harness.measure.repro import replayable
 from harness.project import layout
 from harness.repros import plain as plain_repro, reduce
 
-# Its own seconds (test/harness/budgets.py): 19 s measured 2026-12-05 (seven scripts, each imports torch).
-TIME_BUDGET_S = 60
+# Its own seconds (test/harness/budgets.py): 35 s of CPU measured 2026-12-07 (nine scripts, each imports
+# torch, and a reduction in this process).
+TIME_BUDGET_S = 80
 MAX_LINES = 40
 
 # The backends under test, as a package a maintainer has installed: a module beside the script.
@@ -207,7 +208,7 @@ class ReductionTests(unittest.TestCase):
         self.assertEqual(reduce.ops(self.before), 6, self.before["code"])  # sin, mul, pow, sum, add, cos
         self.assertEqual(reduce.ops(self.after), 1, self.after["code"])
         self.assertIn("torch.pow(", self.after["code"])
-        self.assertIn("PyTorch's FX minifier: 6 calls to 1", self.lines[-1]["steps"])
+        self.assertIn("PyTorch's FX minifier: 6 operations to 1", self.lines[-1]["steps"])
 
     def test_its_inputs_are_smaller_and_simpler(self):
         specs = [spec for spec in self.after["inputs"] if isinstance(spec, dict)]

@@ -16,8 +16,9 @@ from pathlib import Path
 from test.harness import shared_runs
 from test.harness.cli import REPO_ROOT, read_results, run_cli
 
-# Its own seconds (test/harness/budgets.py, shared runs apart): 47 s measured 2026-11-29.
-TIME_BUDGET_S = 100
+# Its own seconds (test/harness/budgets.py, shared runs apart): 47 s measured 2026-11-29; with the
+# upstream issues' reduced repros and their audit, 67 s of CPU 2026-12-07.
+TIME_BUDGET_S = 150
 
 FAULTY = "test.harness.faulty_backends"
 TESTS = ("test.dynamo.test_backend_contract.OutputContractTests_{}.test_zero_dim",
