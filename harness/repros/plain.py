@@ -31,7 +31,8 @@ SHOWS, CANNOT_CHECK = 1, 3
 REFERENCE = "aot_eager"  # the backend a repro's control runs: PyTorch's reference path
 INLINED_LIMIT = 90  # characters: a statement no longer than this once a value is written into it
 LITERAL_LIMIT = 80  # characters: a tensor's values longer than this as a literal are drawn from the seed
-INPUTS_LIMIT = 100  # characters: a longer list of inputs is written one a line
+INPUTS_LIMIT = 100  # characters: a longer list of inputs is written over lines
+LINE_LIMIT = 120  # characters a line of the script may take
 _MODULES = ("operator", "math", "builtins")  # FX code may name them; the script imports those it uses
 # Differences the comparison names beyond values, when the problem's check named one
 # (harness.report.formats.upstream._KINDS): the attribute each output is compared by.
@@ -295,13 +296,18 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
     made = [input_source(spec) for spec in specs]
     modules = sorted(module for module in _MODULES if re.search(rf"\b{module}\.", "\n".join([function, *made])))
     listed = f"[{', '.join(made)}]"
-    if len(listed) > INPUTS_LIMIT:
-        listed = "[\n" + "".join(f"    {each},\n" for each in made) + "]"
+    if len(listed) > INPUTS_LIMIT:  # as many a line as fit
+        rows = [""]
+        for each in made:
+            if rows[-1] and len(rows[-1]) + len(each) + 2 > LINE_LIMIT - 8:
+                rows.append("")
+            rows[-1] += f"{each}, "
+        listed = "[\n" + "".join(f"    {row.rstrip()}\n" for row in rows) + "]"
     seeded = any(re.search(r"\btorch\.(rand|randn|randint|empty)\b", each) for each in made)
     separate = mutates(function)  # each call needs inputs of its own
     lines = [f'"""{_docstring(title)}"""', f"import {', '.join(['os', 'sys', *modules])}",
-             f"# Exit {SHOWS} while the problem shows, 0 once compiled agrees with eager, {CANNOT_CHECK} if the "
-             "check cannot run.",
+             f"# Exit {SHOWS}: the problem shows; 0: compiled agrees with eager; {CANNOT_CHECK}: the check cannot run. "
+             f"--backend {REFERENCE}: the reference.",
              f"sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit({CANNOT_CHECK}))",
              "import torch", *imported, "", function, ""]
     if separate and _clones_keep_layout(specs):  # each call its own copy of the same values
@@ -315,10 +321,12 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
     else:
         lines += [*(["torch.manual_seed(0)"] if seeded else []), f"args = {listed}"]
         eager_args = compiled_args = "args"
-    lines += [f'backend = sys.argv[2] if sys.argv[1:2] == ["--backend"] else {backend_expression}  '
-              "# aot_eager: PyTorch's reference",
-              # A backend name nothing registered raises here, outside the check: the script cannot run it.
-              f"compiled = torch.compile(f, backend=backend, fullgraph=True{_options(compile_options)})",
+    # A backend name nothing registered raises here, outside the check: the script cannot run it.
+    chosen = f'sys.argv[2] if sys.argv[1:2] == ["--backend"] else {backend_expression}'
+    compiled = f"compiled = torch.compile(f, backend={chosen}, fullgraph=True{_options(compile_options)})"
+    lines += [compiled] if len(compiled) <= LINE_LIMIT else [
+        f"backend = {chosen}", f"compiled = torch.compile(f, backend=backend, fullgraph=True{_options(compile_options)})"]
+    lines += [
               f"expected = f(*{eager_args})",
               "try:", f"    actual = compiled(*{compiled_args})",
               "except Exception as error:  # Dynamo wraps the backend's own error",
@@ -351,7 +359,7 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
         lines += [f"got, want = ([{attribute} for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, "
                   "expected))",
                   f'if got != want:', f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
-    lines.append('print(f"torch.compile(backend={backend!r}) agrees with eager")')
+    lines.append('print("torch.compile agrees with eager")')
     return "\n".join(lines) + "\n"
 
 
