@@ -135,8 +135,8 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
     for source in plan.args.upstream_reports:
         directory = Path(source) if Path(source).is_dir() else Path(source).parent
         results = configure.load_results(str(directory))
+        prepare.refresh_all(directory, problems.group(results.tests), results.run)  # unexpected passes' too
         found = [problem for problem in problems.group(results.tests) if upstream.filed(problem)]
-        prepare.refresh_all(directory, found, results.run)
         known = upstream.known_upstream(found, results.run)
         found = [problem for problem in found if problem.id not in known]  # named in the list, not written
         prepare.clean(directory)
