@@ -25,10 +25,16 @@ import keyword
 import math
 import re
 import struct
+import textwrap
 from typing import Any
 
 SHOWS, CANNOT_CHECK = 1, 3
-REFERENCE = "aot_eager"  # the backend a repro's control runs: PyTorch's reference path
+REFERENCE = "aot_eager"
+# Operations that draw from the generator: eager and compiled each start from the same seed.
+RANDOM_OPS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
+              "bernoulli_", "dropout", "native_dropout", "alpha_dropout", "feature_alpha_dropout", "dropout2d",
+              "dropout3d", "multinomial", "normal", "normal_", "uniform_", "exponential_", "geometric_",
+              "log_normal_", "cauchy_", "random_", "poisson", "rrelu", "rrelu_with_noise"}  # the backend a repro's control runs: PyTorch's reference path
 INLINED_LIMIT = 90  # characters: a statement no longer than this once a value is written into it
 LITERAL_LIMIT = 80  # characters: a tensor's values longer than this as a literal are drawn from the seed
 INPUTS_LIMIT = 100  # characters: a longer list of inputs is written over lines
@@ -107,7 +113,9 @@ def tensor_source(spec: dict[str, Any]) -> str:
     values = spec.get("values")
     literal = None if values is None else _literal(_first_slice(values, expanded), dtype)
     low, high = spec.get("range") or bounds(values) or [0, 1]
-    if literal is not None and len(literal) <= LITERAL_LIMIT:
+    # "literal": the values as recorded, however long (a reduction draws them from their range only
+    # where the problem still shows then: NaN, infinities, large integers, exact ties may be the point).
+    if literal is not None and (len(literal) <= LITERAL_LIMIT or spec.get("literal")):
         made = f"torch.tensor({', '.join([literal, *implied])})"
     elif dtype == "bool":
         made = f"torch.randint(0, 2, {', '.join([repr(base), *options])})"
@@ -296,13 +304,15 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
     made = [input_source(spec) for spec in specs]
     modules = sorted(module for module in _MODULES if re.search(rf"\b{module}\.", "\n".join([function, *made])))
     listed = f"[{', '.join(made)}]"
-    if len(listed) > INPUTS_LIMIT:  # as many a line as fit
+    if len(listed) > INPUTS_LIMIT:  # as many a line as fit; a long literal over lines of its own
         rows = [""]
         for each in made:
             if rows[-1] and len(rows[-1]) + len(each) + 2 > LINE_LIMIT - 8:
                 rows.append("")
             rows[-1] += f"{each}, "
-        listed = "[\n" + "".join(f"    {row.rstrip()}\n" for row in rows) + "]"
+        wrapped = [line for row in rows for line in textwrap.wrap(row.rstrip(), LINE_LIMIT - 8, break_long_words=False,
+                                                                  break_on_hyphens=False)]
+        listed = "[\n" + "".join(f"    {line}\n" for line in wrapped) + "]"
     seeded = any(re.search(r"\btorch\.(rand|randn|randint|empty)\b", each) for each in made)
     separate = mutates(function)  # each call needs inputs of its own
     lines = [f'"""{_docstring(title)}"""', f"import {', '.join(['os', 'sys', *modules])}",
@@ -326,9 +336,9 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
     compiled = f"compiled = torch.compile(f, backend={chosen}, fullgraph=True{_options(compile_options)})"
     lines += [compiled] if len(compiled) <= LINE_LIMIT else [
         f"backend = {chosen}", f"compiled = torch.compile(f, backend=backend, fullgraph=True{_options(compile_options)})"]
-    lines += [
-              f"expected = f(*{eager_args})",
-              "try:", f"    actual = compiled(*{compiled_args})",
+    reseeded = bool(RANDOM_OPS & set(operations(function)))  # both calls draw the same numbers
+    lines += [*(["torch.manual_seed(0)"] if reseeded else []), f"expected = f(*{eager_args})",
+              "try:", *(["    torch.manual_seed(0)"] if reseeded else []), f"    actual = compiled(*{compiled_args})",
               "except Exception as error:  # Dynamo wraps the backend's own error",
               "    sys.exit(f\"the compiled call raised {getattr(error, 'inner_exception', error)!r}\")"]
     compared = [("output", "expected", "actual")]

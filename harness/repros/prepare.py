@@ -224,18 +224,19 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
     return prepared
 
 
-def render_for(problem: Problem, graph: dict[str, Any], recorded: dict[str, Any], heading: str) -> str | None:
+def render_for(problem: Problem, graph: dict[str, Any], recorded: dict[str, Any], heading: str,
+               backward: bool = False) -> str | None:
     imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get("DYNAMO_SUITE_IMPORTS", "").split(",")
                if name.strip()]
     return plain.render(graph, recorded["BACKEND"], heading, imports=imports, kind=problems.kind(problem.signature),
-                        backward=problems.needs_backward(problem.signature),
+                        backward=backward or problems.needs_backward(problem.signature),
                         compile_options=recorded.get("COMPILE_OPTIONS") or {})
 
 
 def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], directory: Path,
            time_limit: float) -> generic.Checked | None:
-    graph = line["graph"]
-    text = render_for(problem, graph, recorded, "repro")
+    graph, backward = line["graph"], line.get("backward", False)
+    text = render_for(problem, graph, recorded, "repro", backward)
     if text is None:
         return None
     checked = run_alone(text, time_limit)
@@ -245,7 +246,7 @@ def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], dir
     if control != 0:
         return None  # PyTorch's reference path disagrees too, alone: not the backend's problem
     heading = title(graph, checked.output, recorded["BACKEND"])
-    text = render_for(problem, graph, recorded, heading)
+    text = render_for(problem, graph, recorded, heading, backward)
     path = directory / "repros" / f"{problem.id}{PLAIN_SUFFIX}"
     generic.write_atomic(path, text)
     steps = "; ".join(line.get("steps", []))

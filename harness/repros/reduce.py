@@ -100,12 +100,13 @@ class Reduction:
         self.best: dict[str, Any] | None = None
         self.steps: list[str] = []
         self.tried = 0
+        self.backward = problems.needs_backward(request["signature"])  # gradients compared too
 
     def script(self, graph: dict[str, Any]) -> str | None:
         request = self.request
         return plain.render(graph, request["backend"], "repro", imports=request.get("imports", []),
                             kind=problems.kind(request["signature"]),
-                            backward=problems.needs_backward(request["signature"]),
+                            backward=self.backward,
                             compile_options=request.get("compile_options"))
 
     def shows(self, graph: dict[str, Any]) -> bool:
@@ -126,16 +127,24 @@ class Reduction:
             self.steps[-1] = step  # one line for the inputs, however many of them changed
         elif step and (not self.steps or self.steps[-1] != step):
             self.steps.append(step)
-        self.emit({"id": self.request["id"], "graph": graph, "steps": self.steps, "tried": self.tried,
-                   "seconds": round(time.monotonic() - self.started, 1)})
+        self.emit({"id": self.request["id"], "graph": graph, "backward": self.backward, "steps": self.steps,
+                   "tried": self.tried, "seconds": round(time.monotonic() - self.started, 1)})
 
     def choose(self) -> bool:
+        """The first graph that shows it as recorded (its values exact), forward alone, then with
+        the gradients where an input requires them: a problem may be in the backward whatever
+        the check named."""
         graphs = self.request["graphs"]
         for index, graph in enumerate(graphs):
-            if self.shows(graph):
-                self.keep(graph, f"graph {index + 1} of the {len(graphs)} the backend received"
-                                 f" ({ops(graph)} operations, {len(graph['inputs'])} inputs)")
-                return True
+            exact = dict(graph, inputs=[dict(spec, literal=True) if isinstance(spec, dict) and "values" in spec
+                                        else spec for spec in graph["inputs"]])
+            needs = any(isinstance(spec, dict) and spec.get("requires_grad") for spec in graph["inputs"])
+            for self.backward in dict.fromkeys([self.backward, *([True] if needs else [])]):
+                if self.shows(exact):
+                    self.keep(exact, f"graph {index + 1} of the {len(graphs)} the backend received"
+                                     f" ({ops(graph)} operations, {len(graph['inputs'])} inputs"
+                                     + (", gradients compared" if self.backward else "") + ")")
+                    return True
         return False
 
     def attempt(self, candidate: dict[str, Any], step: str) -> bool:
@@ -303,6 +312,8 @@ def _smaller_inputs(spec: Any, signature: str):
     contiguous = _contiguous_stride(shape, list(range(len(shape))))
     if list(spec["stride"]) != contiguous:
         yield "a contiguous layout", dict(spec, stride=contiguous)
+    if spec.get("literal"):
+        yield "values drawn from their range", {key: value for key, value in spec.items() if key != "literal"}
     if "values" in spec or spec.get("range") not in (None, [0, 1]):
         if spec["dtype"].removeprefix("torch.").startswith(("float", "bfloat")):
             simple = {key: value for key, value in spec.items() if key != "values"}
