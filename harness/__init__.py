@@ -18,7 +18,8 @@ is in rooms, one job each, lower rooms never importing higher ones
   eagerly and through the backend, shrinking one that disagrees.
 
 The machinery of ``run_tests.py`` lives in ``harness.run``, what its workers run in
-``harness.worker``, the reports in ``harness.report`` and what a backend project brings (its
+``harness.worker``, the reports in ``harness.report``, the repros for upstream issues in ``harness.repros``
+and what a backend project brings (its
 configuration, scenarios, models) in ``harness.project``; nothing in the library imports
 any of them. Names are imported on first
 use, so the runner can import ``harness.testcase.tiers`` (and say that torch is missing)

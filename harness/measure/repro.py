@@ -7,7 +7,7 @@ requires_grad, with values regenerated from a seed within the range the real inp
 code cannot be rebuilt outside the test (it calls something that only exists there) or does
 not run on the regenerated inputs is left out; the repro then runs the scenario itself.
 
-``harness.report.repros`` puts this source into the repro file; the runner's pytest
+``harness.repros.generic`` puts this source into the repro file; the runner's pytest
 plugin calls ``save`` for each unexpected FAIL or ERROR.
 """
 

@@ -212,3 +212,54 @@ def by_clause(problems: list[Problem]) -> list[Clause]:
                       key=lambda problem: (-len(problem.tests), problem.id))
         result.append(Clause(name, [first, *rest]))
     return sorted(result, key=lambda clause: (-clause.tests, clause.name))
+
+
+# What a problem's behaviour is, as a repro must print it to show that problem and not another.
+# A signature names either an error (its type, innermost last, and its message) or a kind of
+# difference; a repro shows the problem when it exits 1 and what it printed names the same.
+# The kind of difference a check names, most specific first: the repro must print the same kind.
+KINDS = ("requires_grad", "dtype", "shape", "stride", "values differ", "grad")
+_WRAPPERS = {"BackendCompilerFailed", "InternalTorchDynamoError", "TorchRuntimeError"}  # Dynamo's, around the error
+_ERROR = re.compile(r"\b(\w+(?:Error|Exception|Failure|Failed))\b:?\s*")
+CORE_WORDS = 4  # of the error's message: enough to tell two errors of one type apart, few enough to survive
+
+
+def kind(signature: str) -> str | None:
+    return next((each for each in KINDS if each in signature), None)
+
+
+def named_error(signature: str) -> tuple[str, str] | None:
+    """The innermost error a signature names, Dynamo's wrappers and the suite's own failed
+    check (a FAIL's leading AssertionError) aside: (type, message)."""
+    text = re.sub(r"^AssertionError: ", "", signature)
+    found = [match for match in _ERROR.finditer(text) if match.group(1) not in _WRAPPERS]
+    if not found:
+        return None
+    return found[-1].group(1), text[found[-1].end():]
+
+
+def _words(text: str) -> list[str]:
+    # A message as repr() prints it has its line breaks as two characters: not part of a word.
+    return re.findall(r"[a-z]{3,}", text.replace("\\n", " ").lower())
+
+
+def core(message: str) -> list[str]:
+    """The first words of an error's message that do not vary (no numbers, names of its own)."""
+    return _words(message)[:CORE_WORDS]
+
+
+def needs_backward(signature: str) -> bool:
+    """The problem shows in the backward: the repro computes gradients too."""
+    return signature.startswith("backward raised") or kind(signature) == "grad" or signature.startswith("gradient")
+
+
+def shown_by(outcome: str, signature: str, output: str) -> bool:
+    """Whether ``output``, printed by a repro that exited 1, is the behaviour the problem names."""
+    if not output.strip():
+        return False
+    named = named_error(signature)
+    if named is not None and (outcome == "ERROR" or "raised" in signature or kind(signature) is None):
+        printed = set(_words(output))
+        return named[0] in output and all(word in printed for word in core(named[1]))
+    difference = kind(signature)
+    return difference is None or difference in output

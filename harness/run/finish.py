@@ -126,7 +126,8 @@ def scoreboard(plan: Plan, out: TextIO) -> int:
 
 def upstream_reports(plan: Plan, out: TextIO) -> int:
     """--upstream-reports: each run's repros run here, then its issues written beside them."""
-    from harness.report import problems, repros, writer
+    from harness.repros import prepare
+    from harness.report import problems, writer
     from harness.report.formats import upstream
     from harness.report.formats.format import UpstreamReport
 
@@ -134,22 +135,24 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
     for source in plan.args.upstream_reports:
         directory = Path(source) if Path(source).is_dir() else Path(source).parent
         results = configure.load_results(str(directory))
+        prepare.refresh_all(directory, problems.group(results.tests), results.run)  # unexpected passes' too
         found = [problem for problem in problems.group(results.tests) if upstream.filed(problem)]
         known = upstream.known_upstream(found, results.run)
         found = [problem for problem in found if problem.id not in known]  # named in the list, not written
-        checked = {}
+        prepare.clean(directory)
+        checked = prepare.prepare(directory, found, results.run, limit, plan.args.reduce_seconds,
+                                  lambda line: print(line, file=out, flush=True))
         for problem in found:
-            path = directory / "repros" / f"{problem.id}.py"
-            if path.exists():
-                checked[problem.id] = repros.check(path, limit)
+            if problem.id in checked:
                 print(f"{problem.id}: {upstream.status(checked[problem.id], problem)}", file=out, flush=True)
         written = set(writer.write(UpstreamReport(results, checked), directory))
         for stale in (directory / "upstream").rglob("*.md"):  # an earlier time's issues, placed elsewhere
             if stale not in written:
                 stale.unlink()
         placed = [upstream.place(problem, checked.get(problem.id)) for problem in found]
+        plain = sum(placed[index] == "" and checked[problem.id].form == "plain" for index, problem in enumerate(found))
         print(f"{directory}: {len(found)} issues, {placed.count('')} of them ready to file (a standalone repro showed "
-              f"the behaviour named), {placed.count(upstream.NEEDS_SUITE)} needing the suite, "
+              f"the behaviour named; {plain} of them a plain-torch script), {placed.count(upstream.NEEDS_SUITE)} needing the suite, "
               f"{placed.count(upstream.UNCONFIRMED)} not confirmed"
               + (f", {len(known)} already open upstream (named, not written)" if known else "")
               + f"; {directory / 'upstream' / upstream.INDEX}", file=out)
@@ -158,7 +161,8 @@ def upstream_reports(plan: Plan, out: TextIO) -> int:
 
 def finish(plan: Plan, results, out: TextIO, capture_dir: Path | None = None) -> int:
     """Writes the reports and says what was unexpected; the exit code."""
-    from harness.report import console, problems, repros, writer
+    from harness.repros import generic as repros
+    from harness.report import console, problems, writer
     from harness.report.formats.format import RunReport
 
     args, report_dir = plan.args, plan.report_dir

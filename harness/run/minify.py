@@ -10,7 +10,7 @@ Runs in its own process (it imports torch; the runner does not):
 3. shrinks it with PyTorch's own FX minifier (``torch._functorch.fx_minifier``: it cuts the
    graph's tail and replaces halves, quarters... of it by inputs holding the values they
    computed, as long as the rest still disagrees);
-4. writes the result as a repro file (harness.report.repros) and prints its path.
+4. writes the result as a repro file (harness.repros.generic) and prints its path.
 
 Exit codes: 0 minimized (or the test passes: nothing to minimize), 1 no graph of the test
 disagrees on its own (the problem is not in one graph: use the problem's repro), 2 bad input.
@@ -33,7 +33,7 @@ from harness import compat, settings
 from harness.measure import repro
 from harness.project import run_settings
 from harness.report.problems import Problem
-from harness.report.repros import render
+from harness.repros.generic import render
 from harness.report.results import TestResult, write_atomic
 from harness.run.collection import flatten
 

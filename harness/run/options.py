@@ -18,6 +18,7 @@ from harness.project import config, layout, run_settings
 DEFAULT_REPORT_DIR = "reports"
 FAIL_ON = ("unexpected", "regressions", "metrics")
 UPSTREAM_REPRO_TIMEOUT_S = 300
+REDUCE_SECONDS = 60  # per problem (harness.repros.prepare): a few compiles of a slow backend
 
 DESCRIPTION = """\
 Run dynamo-aot-suite's scenarios against torch.compile backends.
@@ -122,6 +123,10 @@ def build_parser(command: str = layout.CLONE_COMMAND) -> argparse.ArgumentParser
                           "tracker (title, versions, the repro inline, eager's and the backend's results, the clause), "
                           "and RUN/upstream/README.md, the list (docs/upstream.md); --timeout bounds each repro "
                           f"(default {UPSTREAM_REPRO_TIMEOUT_S} s)")
+    out.add_argument("--reduce-seconds", type=float, default=REDUCE_SECONDS, metavar="S",
+                     help="with --upstream-reports: how long each problem's plain-torch repro may be reduced (its "
+                          "graph by PyTorch's FX minifier, then its inputs and arguments) while it still shows the "
+                          f"problem (default {REDUCE_SECONDS:g} s; 0: the graph as the backend received it)")
     out.add_argument("--merge", nargs="+", metavar="RESULTS",
                      help="run nothing: combine shard results (results.json files or report dirs) "
                           "into --report-dir")

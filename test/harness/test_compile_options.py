@@ -15,7 +15,7 @@ from harness import compat
 from harness.axes import axis, backends, compile_options, registry
 from harness.measure.counters import CompileCounterWithBackend
 from harness.report.console import repro_command
-from harness.report.repros import render
+from harness.repros.generic import render
 from harness.report.results import TestResult
 from harness.testcase import expectations
 from harness.testcase.base import BackendTestCase

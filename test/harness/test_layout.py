@@ -29,13 +29,15 @@ LIBRARY_ROOMS = ("harness", "harness.features", "harness.measure", "harness.chec
 # scenarios are: above the library, which never imports it, below the reports and the runner.
 # The workers' side (harness.worker) sits between the reports and the runner: the controller
 # reads what the workers write through it, and it never imports the controller.
-ROOMS = (*LIBRARY_ROOMS, "harness.project", "harness.report", "harness.worker", "harness.run")
+# The repros (harness.repros) read a run's reports and write the files its issues carry.
+ROOMS = (*LIBRARY_ROOMS, "harness.project", "harness.report", "harness.repros", "harness.worker", "harness.run")
 # Beyond the order: what each room may never import, and why it matters.
 FORBIDDEN = {
-    **{room: {"harness.run", "harness.worker", "harness.report", "harness.project"}
+    **{room: {"harness.run", "harness.worker", "harness.report", "harness.repros", "harness.project"}
        for room in LIBRARY_ROOMS},  # nor the runner
     "harness.project": {"harness.run", "harness.worker", "harness.report"},
     "harness.report": {"harness.run", "harness.worker", "torch"},  # --merge and the scripts work without either
+    "harness.repros": {"harness.run", "harness.worker"},  # its reducer runs alone, beside the backend
 
     "harness.worker": {"harness.run"},  # a worker knows its protocol, never the controller's machinery
     "harness.run": set(),

@@ -318,7 +318,8 @@ class ProjectRunTests(TempDirTestCase):
         self.assertIn("-k test_project_scenarios.ProjectTests_aot_eager.test_known_wrong", completed.stdout)
         repros = sorted((self.tmp / "r" / "repros").glob("*.py"))
         self.assertEqual(len(repros), 1)
-        shown = __import__("subprocess").run([sys.executable, str(repros[0])], cwd=self.tmp, capture_output=True,
+        # A project's own scenario runs from the project's directory, as the run did.
+        shown = __import__("subprocess").run([sys.executable, str(repros[0])], cwd=self.project, capture_output=True,
                                              text=True, timeout=300, env={**os.environ, "CI": "true"})
         self.assertEqual(shown.returncode, 1, shown.stdout + shown.stderr)
 

@@ -1,5 +1,5 @@
 """``--upstream-reports RUN``: each problem of a finished run as an issue for the backend's
-tracker (harness/report/formats/upstream.py), its repro run first (harness.report.repros.check).
+tracker (harness/report/formats/upstream.py), its repro run first (harness.repros.generic.check).
 
 The run is made up (results.json and repros written here), so the repros are small scripts
 that end as real ones do: exit 1 with the differences printed (the problem shows), exit 0
@@ -8,11 +8,15 @@ that end as real ones do: exit 1 with the differences printed (the problem shows
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 from harness.report import problems
+from harness.report.formats import upstream
+from harness.repros import generic, prepare
 from harness.report.results import RunResults, TestResult, write_atomic
 from harness.report.scoreboard import board
 from test.harness.cli import run_cli
@@ -23,7 +27,9 @@ TIME_BUDGET_S = 20
 RUN = {"torch": "2.13.0+cpu", "suite": "0.5.0", "python": "3.11.7", "platform": "Linux-x86_64", "device": "cpu",
        "started": "2026-12-03T06:00:00+00:00", "command": "dynamo-aot-suite",
        "backends": [{"name": "mycc", "spec": "mycc_pkg:mycc", "package": "mycc-pkg 1.2"}]}
-SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nprint("1 difference(s) from eager on mycc_pkg:mycc:")\n'
+# Under --backend aot_eager, the control, the graphs agree.
+SHOWS = ('GRAPHS = [{"code": "..."}]\nimport sys\nif "--backend" in sys.argv:\n    sys.exit(0)\n'
+         'print("1 difference(s) from eager on mycc_pkg:mycc:")\n'
          'print("  graph 0: output: values differ from eager (Mismatched elements: 1 / 4); first at index (2,): '
          'compiled nan, eager 0.5")\nsys.exit(1)\n')
 GONE = 'GRAPHS = []\nprint("the problem does not show on mycc_pkg:mycc")\n'
@@ -68,6 +74,33 @@ class KnownUpstreamTests(unittest.TestCase):
             self.assertFalse(listed[tests[0].problem]["ready"])
 
 
+class PlainReproWordsTests(unittest.TestCase):
+    """What an issue says of its plain repro: a title naming the op, its inputs and what it
+    printed; and no path of the machine that wrote it."""
+
+    POW = {"code": "def forward(self, L_x_ : torch.Tensor, L_exponent_ : torch.Tensor):\n    l_x_ = L_x_\n"
+                   "    pow_1 = torch.pow(l_x_, L_exponent_)\n    return (pow_1,)\n",
+           "inputs": [{"shape": [4, 5, 5], "stride": [25, 5, 1], "dtype": "torch.float32"},
+                      {"shape": [], "stride": [], "dtype": "torch.float64"}]}
+
+    def test_a_title_names_the_op_its_inputs_and_what_the_repro_printed(self):
+        printed = ("UserWarning: a warning the backend printed first\n"
+                   "the compiled call raised AssertionError('Please convert all Tensors to FakeTensors first\\n"
+                   "  File \"/somewhere/fake_tensor.py\", line 9')")
+        self.assertEqual(prepare.title(self.POW, printed, "turbine_cpu"),
+                         "pow of float32 (4, 5, 5) and a 0-d float64: AssertionError: Please convert all Tensors to "
+                         'FakeTensors first (torch.compile, backend="turbine_cpu")')
+        self.assertEqual(upstream.said("output: values differ from eager: Tensor-likes are not close!\n\nMismatch"),
+                         "output: values differ from eager")
+
+    def test_the_machines_paths_are_left_out(self):
+        text = (f"{sys.prefix}/lib/python3.11/site-packages/torch/fx/graph.py:12 "
+                f"{tempfile.gettempdir()}/dynamo-suite-repro-abc/repro.py {os.getcwd()}/runs/x "
+                "/opt/clone/harness/checks/compare.py:142")
+        self.assertEqual(upstream.scrubbed(text), "site-packages/torch/fx/graph.py:12 repro.py ./runs/x "
+                                                  "harness/checks/compare.py:142")
+
+
 class UpstreamReportTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -85,6 +118,7 @@ class UpstreamReportTests(unittest.TestCase):
                  _test("test_shape", "FAIL", "AssertionError: output: shape differs from eager", "check"),
                  _test("test_passes_unexpectedly", "XPASS", "", "check")]
         problems.assign(tests)
+        cls.tests = tests
         write_atomic(cls.run_dir / "results.json", RunResults(run=RUN, tests=tests).dumps())
         found = {problem.outcome + problem.stage: problem.id for problem in problems.group(tests)
                  if not any(word in problem.signature for word in ("dtype", "recompiled", "shape"))}
@@ -115,7 +149,7 @@ class UpstreamReportTests(unittest.TestCase):
         # The unexpected pass is news for the suite's expectations, not for the backend's tracker.
         self.assertEqual(written, sorted([*(f"{place}{self.ids[key]}.md" for key, place in self.PLACES.items()),
                                           "README.md", "issues.json"]))
-        self.assertIn("6 issues, 1 of them ready to file (a standalone repro showed the behaviour named), "
+        self.assertIn("6 issues, 1 of them ready to file (a standalone repro showed the behaviour named; 0 of them a plain-torch script), "
                       "1 needing the suite, 4 not confirmed", self.done.stdout)
 
     def test_an_issue_says_what_a_maintainer_needs(self):
@@ -131,6 +165,17 @@ class UpstreamReportTests(unittest.TestCase):
         self.assertIn("It needs torch and the backend's package only.", text)
         self.assertIn("dynamo-aot-suite --backend mycc_pkg:mycc -k test.dynamo.test_backend_contract."
                       "OutputContractTests_mycc.test_", text)
+
+    def test_a_generic_repro_is_marked_as_the_fallback(self):
+        self.assertIn("**Generic repro** (the fallback form: ", self.issue("FAILcheck"))
+
+    def test_a_repro_that_shows_under_aot_eager_too_is_not_ready(self):
+        problem = next(problem for problem in problems.group(self.tests) if problem.id == self.ids["FAILcheck"])
+        shown = generic.Checked("repro.py", "", True, 1, "graph 0: output: values differ from eager", 1.0)
+        self.assertTrue(upstream.ready(problem, shown))
+        shown.control = 1
+        self.assertFalse(upstream.ready(problem, shown))
+        self.assertIn("exit 1 under --backend aot_eager too", upstream.status(shown, problem))
 
     def test_a_repro_that_did_not_show_or_finish_is_said_and_not_ready(self):
         self.assertIn("exit 0", self.issue("ERRORbackend compile"))

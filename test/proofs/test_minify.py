@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 
 from harness.measure.counters import CompileCounter
 from harness.run import minify
-from test.harness.cli import spawn_cli
+from test.harness.cli import REPO_ROOT, spawn_cli
 from test.harness.faulty_backends import wrong_attention
 
 # Its own seconds (test/harness/budgets.py): 74 s measured alone 2026-11-29 (the repro run
@@ -64,10 +65,13 @@ class MinifyCommandTests(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
             self.assertRegex(done.stdout, r"minimized to [123] operation")
             repro = next(Path(report_dir, "repros").glob("minified-*.py"))
-            shown = subprocess.run([sys.executable, str(repro)], cwd=elsewhere, capture_output=True, text=True)
+            # The faulty backend importable, as a maintainer's installed backend is; nothing else of the suite.
+            installed = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+            shown = subprocess.run([sys.executable, str(repro)], cwd=elsewhere, capture_output=True, text=True,
+                                   env=installed)
             self.assertEqual(shown.returncode, 1, shown.stdout + shown.stderr[-2000:])
             fixed = subprocess.run([sys.executable, str(repro), "--backend", "aot_eager"], cwd=elsewhere,
-                                   capture_output=True, text=True)
+                                   capture_output=True, text=True, env=installed)
             self.assertEqual(fixed.returncode, 0, fixed.stdout + fixed.stderr[-2000:])
 
     def test_an_unknown_test_id_is_one_line_and_exit_2(self):

@@ -16,7 +16,7 @@ from harness.report.results import RunResults
 class RunReport:
     """One run, as its formats read it: its results, what it was compared with (a
     ``baseline.Difference`` against ``baseline_name``), its problems' repro files (problem id ->
-    path; harness.report.repros), and whether the accuracy CSVs were asked for."""
+    path; harness.repros.generic), and whether the accuracy CSVs were asked for."""
 
     results: RunResults
     difference: Any = None
@@ -38,7 +38,7 @@ class BoardReport:
 class UpstreamReport:
     """A run's problems as issues for the backends' trackers (``--upstream-reports``): its
     results, and each problem's repro as run when the reports were written (problem id ->
-    ``harness.report.repros.Checked``)."""
+    ``harness.repros.generic.Checked``)."""
 
     results: RunResults
     checked: dict[str, Any] = field(default_factory=dict)

@@ -9,7 +9,7 @@ standalone repro inline, what it printed when the report was written (eager's va
 backend's where they differ), the contract clause, and how many of the suite's tests show it.
 
 A report is only as good as its repro, so every repro is run first, here, where the backend is
-installed (harness.report.repros.check). The list says which showed the problem: only those are
+installed (harness.repros.generic.check). The list says which showed the problem: only those are
 ready to file. A repro that needs the suite (the problem shows in a scenario, not in one graph:
 guards, recompiles, global state, crashes) says so in its issue.
 
@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from harness import outcomes
 from harness.measure.stages import AOT_AUTOGRAD, BACKEND_COMPILE, BACKEND_RUN, CAPTURE, CHECK
-from harness.report import console, problems, repros, upstream_bugs
+from harness.report import console, problems, upstream_bugs
 from harness.report.formats.format import UpstreamReport
 from harness.report.results import TestResult
 from harness.testcase import expectations
@@ -84,13 +88,37 @@ def _shown(problem: problems.Problem, checked: Any) -> str | None:
     scenario's check saw the output the lost write fed)."""
     if problem.outcome != "FAIL" or checked is None or not checked.standalone or not ready(problem, checked):
         return None
+    if getattr(checked, "form", "") == "plain":
+        return said(checked.output)
     found = _DIFFERENCE.search(checked.output)
     return problems.signature(found.group("what")).rstrip(".: ") if found else None
+
+
+_RAISED = re.compile(r"raised (?P<type>\w+)\((?P<quote>['\"])(?P<message>.*?)(?P=quote)\)")
+
+
+_SAID = re.compile(r"^(the compiled call raised|backward raised|output|inputs after the call|gradients)\b")
+
+
+def said(output: str) -> str:
+    """What a plain repro printed, as a title says it: ``AssertionError: Please convert ...``
+    (its own line, not a warning the backend printed before it)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    first = next((line for line in lines if _SAID.match(line)), lines[0] if lines else "")
+    raised = _RAISED.search(first)
+    if raised:
+        # The message as repr() wrote it: its first line that says something (not a file's path).
+        message = next((line.strip() for line in raised.group("message").split("\\n") if line.strip()), "")
+        what = f"{raised.group('type')}: {message.rstrip(':. ')}"
+        return ("backward raised " if first.startswith("backward") else "") + what
+    return re.sub(r":\s*(Tensor-likes are not close!|The values for attribute.*)$", "", first).rstrip(":. ")
 
 
 def title(problem: problems.Problem, checked: Any = None) -> str:
     """``torch.compile(backend="ts"): compiling fails: RuntimeError: method cannot be used as a value
     (LSTM: lstm)``, cut to a tracker's title length: the behaviour its repro shows."""
+    if checked is not None and getattr(checked, "title", None) and ready(problem, checked):
+        return scrubbed(checked.title)
     spec = problem.representative.backend_spec or problem.backend
     subject = f'torch.compile(backend="{spec}")' if problem.backend != BACKEND_FREE else "torch.compile"
     text = f"{subject}: {_shown(problem, checked) or _behaviour(problem)}"
@@ -129,24 +157,15 @@ def _printed(output: str) -> str:
     return "\n".join(lines) or "(nothing)"
 
 
-# The kind of difference a check names, most specific first: the repro must print the same kind.
-_KINDS = ("requires_grad", "dtype", "shape", "stride", "values differ", "grad")
-_ERROR = re.compile(r"^(?:the backend's compiler raised )?(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure|Failed))\b")
-
-
 def same_behaviour(problem: problems.Problem, output: str) -> bool:
-    """Whether what the repro printed is the behaviour the problem names: the same exception,
-    or the same kind of difference (a dtype, not values, when the check named the dtype)."""
-    error = _ERROR.match(problem.signature)
-    if problem.outcome == "ERROR" and error:
-        return error.group(1) in output
-    kind = next((kind for kind in _KINDS if kind in problem.signature), None)
-    return bool(output.strip()) and (kind is None or kind in output)
+    """Whether what the repro printed is the behaviour the problem names (harness.report.problems.same)."""
+    return problems.shown_by(problem.outcome, problem.signature, output)
 
 
 def ready(problem: problems.Problem, checked: Any) -> bool:
     """Ready to file: the repro showed the problem, and as the behaviour its title names."""
-    return checked is not None and checked.shows and same_behaviour(problem, checked.output)
+    return checked is not None and checked.shows and same_behaviour(problem, checked.output) \
+        and getattr(checked, "control", None) != 1  # a repro that blames PyTorch's reference path too
 
 
 def place(problem: problems.Problem, checked: Any) -> str:
@@ -163,8 +182,11 @@ def status(checked: Any, problem: problems.Problem | None = None) -> str:
         return "not run (the run wrote no repro for it)"
     if checked.exit_code is None:
         return f"still running after {checked.seconds:g} s"
-    if checked.exit_code == repros.CRASHED:
+    if checked.exit_code not in (0, 1):
         return f"the repro itself raised after {checked.seconds:g} s (below); not ready to file"
+    if checked.shows and getattr(checked, "control", None) == 1:
+        return (f"exit 1 in {checked.seconds:g} s, and exit 1 under --backend aot_eager too: it shows a difference "
+                "PyTorch's reference path has as well; not ready to file")
     if checked.shows and problem is not None and not same_behaviour(problem, checked.output):
         return (f"exit {checked.exit_code} in {checked.seconds:g} s: a difference shows, but not the behaviour the "
                 "title names; not ready to file")
@@ -173,40 +195,77 @@ def status(checked: Any, problem: problems.Problem | None = None) -> str:
 
 
 def issue(problem: problems.Problem, report: UpstreamReport) -> str:
+    """The repro first (inline where it is the plain form), then expected against actual in one
+    line, the versions, and the suite's context after them."""
     run, checked = report.results.run, report.checked.get(problem.id)
     test = problem.representative
     package = _package(run, problem)
     versions = [f"torch {run.get('torch', '?')}", *([package] if package and not package.startswith("torch ") else []),
                 f"Python {run.get('python', '?')}", run.get("platform", "?"), f"device {run.get('device') or 'cpu'}"]
     rerun = console.repro_command(test, run.get("expectations"), run)
-    lines = [f"# {title(problem, checked)}", "",
-             f"**Versions**: {', '.join(versions)}.", "",
-             f"**What breaks**: {problem.outcome} at stage *{problem.stage or 'unknown'}*, against the backend "
-             f"contract's clause *{problem.clause}*. Found by dynamo-aot-suite {run.get('suite', '?')}: "
-             f"{len(problem.tests)} of its tests show it.", ""]
-    lines += ["## Repro", ""]
+    lines = [f"# {title(problem, checked)}", ""]
     if checked is None:
         lines += ["The run wrote no repro for this problem; the suite's own test shows it:", "",
                   _fence(f"pip install dynamo-aot-suite=={run.get('suite', '')}\n{rerun}", "sh"), ""]
+    elif checked.form == "plain":
+        lines += [_fence(scrubbed(checked.text.rstrip()), "python"), "",
+                  f"`python repro.py` exits 1 while the problem shows (0 once compiled agrees with eager; "
+                  f"`--backend aot_eager` runs PyTorch's reference path). It needs torch and the backend's package "
+                  f"only. It was {checked.reduction}.", ""]
     else:
         needs = ("It needs torch and the backend's package only." if checked.standalone else
                  "The problem shows in a scenario, not in one graph, so the repro runs the suite's scenario: it "
                  f"needs `pip install dynamo-aot-suite=={run.get('suite', '')}` beside the backend.")
-        lines += [f"Save as `repro.py` and run `python repro.py`: exit 1 while the problem shows, 0 once it does "
-                  f"not; `--backend aot_eager` runs the same against PyTorch's reference path. {needs}", "",
-                  "<details><summary>repro.py</summary>", "", _fence(checked.text.rstrip(), "python"), "",
-                  "</details>", "",
-                  "## What eager gives, and what the backend gives", "",
+        lines += [f"**Generic repro** (the fallback form: {checked.reduction or 'no plain script of one graph'}). "
+                  "Save as `repro.py` and run `python repro.py`: exit 1 while the problem shows, 0 once it does "
+                  "not, 3 where it cannot run its check; `--backend aot_eager` runs the same against PyTorch's "
+                  f"reference path. {needs}", "",
+                  "<details><summary>repro.py</summary>", "", _fence(scrubbed(checked.text.rstrip()), "python"), "",
+                  "</details>", ""]
+    if checked is not None:
+        actual = (said(checked.output) if checked.form == "plain" and ready(problem, checked) else
+                  _shown(problem, checked) or _behaviour(problem))
+        lines += [f"**Expected**: what eager gives. **Actual**: {actual}.", "",
+                  f"**Versions**: {', '.join(versions)}.", "",
                   f"`python repro.py` when this report was written: {status(checked, problem)}.", "",
-                  _fence(_printed(checked.output)), ""]
-    lines += ["The suite's check, in its simplest test:", "", _fence(test.reason.strip() or problem.signature), "",
-              f"## Tests of the suite that show it ({len(problem.tests)})", ""]
+                  _fence(_printed(scrubbed(checked.output))), ""]
+    else:
+        lines += [f"**Versions**: {', '.join(versions)}.", ""]
+    lines += ["## Where the suite found it", "",
+              f"{problem.outcome} at stage *{problem.stage or 'unknown'}*, against the backend contract's clause "
+              f"*{problem.clause}*. Found by dynamo-aot-suite {run.get('suite', '?')}: {len(problem.tests)} of its "
+              "tests show it. The suite's check, in its simplest test:", "",
+              _fence(scrubbed(test.reason.strip() or problem.signature)), "",
+              f"### Tests of the suite that show it ({len(problem.tests)})", ""]
     ids = sorted(each.id for each in problem.tests)
     lines += [f"- `{each}`" for each in ids[:LISTED_TESTS]]
     if len(ids) > LISTED_TESTS:
         lines.append(f"- and {len(ids) - LISTED_TESTS} more")
-    lines += ["", f"One of them, in the suite: `{rerun}`", ""]
+    lines += ["", f"One of them, in the suite: `{scrubbed(rerun)}`", ""]
     return "\n".join(lines)
+
+
+_SITE_PACKAGES = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?(?:[\\/][^\s'\"\\/]+)+?[\\/]((?:site|dist)-packages)[\\/]")
+
+
+# The suite's own files, wherever it is installed or cloned: from its package's name on.
+_SUITE_FILE = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?(?:[\\/][^\s'\"\\/]+)+?[\\/](?=(?:harness|test)[\\/][\w/\\]+\.py)")
+
+
+def scrubbed(text: str) -> str:
+    """``text`` without the paths of the machine that wrote it: an installed package's file by
+    its place in site-packages; this interpreter's environment, the home, the working and the
+    temporary directory left out."""
+    text = _SITE_PACKAGES.sub(r"\1/", text)
+    temporary = re.escape(tempfile.gettempdir().rstrip("/\\"))
+    text = re.sub(temporary + r"[\\/][^\s'\"\\/]+[\\/]", "", text)
+    text = _SUITE_FILE.sub("", text)
+    for root, name in sorted(((os.getcwd(), "."), (sys.prefix, "<venv>"), (sys.base_prefix, "<python>"),
+                              (str(Path.home()), "~")),
+                             key=lambda pair: -len(pair[0])):
+        if len(root) > 1:
+            text = text.replace(root, name)
+    return text
 
 
 def index(found: list[problems.Problem], report: UpstreamReport) -> str:
@@ -236,7 +295,8 @@ def listing(found: list[problems.Problem], report: UpstreamReport,
     return json.dumps([{"id": problem.id, "title": title(problem, report.checked.get(problem.id)),
                         "tracker": tracker(run, problem),
                         "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
-                        "ready": placed[problem.id] == ""}
+                        "ready": placed[problem.id] == "",
+                        "repro": getattr(report.checked.get(problem.id), "form", None)}
                        for problem in found]
                       + [{"id": problem.id, "title": title(problem), "tracker": "https://github.com/pytorch/pytorch",
                           "tests": len(problem.tests), "path": None, "ready": False, "upstream": number}

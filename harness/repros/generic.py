@@ -10,35 +10,39 @@ the spec the run used), nothing of the suite, as long as the problem shows on a 
   requires_grad), inputs after the call, gradients.
 * **scenario mode**, where the failing check is not a graph comparison (guards,
   recompiles, global state, a crash, a hang) or the graphs alone agree with eager: it runs
-  the suite's scenario itself in a subprocess (the suite's directory is recorded in the
-  file) and reports how it ended.
+  the suite's scenario itself in a subprocess (where the installed suite is found when it
+  runs: the file names no path of the machine that wrote it) and reports how it ended.
 
-It exits 1 while the problem shows and 0 once it does not; ``--backend SPEC`` runs it
-against another backend. The functions that rebuild graphs and inputs are copied from
+It exits 1 while the problem shows, 0 once it does not, and 3 where it cannot run its check
+(the suite is not installed for a scenario, an import fails): never 1 for that, which would
+blame the backend, or PyTorch's reference path under ``--backend aot_eager``. This is the
+fallback form; ``harness.repros.plain`` writes the short one where a graph shows the problem. The functions that rebuild graphs and inputs are copied from
 ``harness/measure/repro.py`` (read as text: this package does not import torch).
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import subprocess
 import sys
 import time
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.axes import compile_options, registry
-from harness.project import extensions, layout
-from harness.settings import SCENARIOS
+from harness.project import extensions
+from harness.report.formats import upstream
 from harness.report.problems import Problem
 from harness.report.results import RunResults, TestResult, write_atomic
+from harness.settings import SCENARIOS
 
 _LIBRARY = Path(__file__).resolve().parents[1] / "measure" / "repro.py"
 _COPIED = ("GLOBALS", "make_input", "build")
-SUITE_ROOT = layout.SUITE_ROOT
 
 
 def _copied_source() -> str:
@@ -81,14 +85,37 @@ def _in_docstring(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', '\\"""')
 
 
+def _relative_dirs(run: dict[str, Any]) -> list[str]:
+    where = Path(run.get("cwd") or os.getcwd())
+    found = []
+    for directory in extensions.import_dirs(run.get("environment", {}).get(SCENARIOS, "")):
+        try:
+            found.append(Path(directory).resolve().relative_to(where.resolve()).as_posix() or ".")
+        except ValueError:
+            continue  # outside the project's directory: a path of that machine only
+    return found
+
+
+def without_comments(code: str) -> str:
+    """Python source without its comments (FX's ``# File: /path/to/test.py:12 in f``)."""
+    try:
+        tokens = [token for token in tokenize.generate_tokens(io.StringIO(code).readline)
+                  if token.type != tokenize.COMMENT]
+        return tokenize.untokenize(tokens)
+    except (tokenize.TokenError, SyntaxError):
+        return code
+
+
 def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str, Any]) -> str:
     module, family_backend, method = test.id.rsplit(".", 2)
     family = test.scenario.split(".")[-2]
     settings = {
         "PROBLEM": problem.id,
         "BACKEND": test.backend_spec or test.backend,
-        "SEARCH_PATH": [run.get("cwd") or os.getcwd(), str(SUITE_ROOT),
-                        *extensions.import_dirs(run.get("environment", {}).get(SCENARIOS, ""))],
+        "SUITE": run.get("suite") or "",
+        # A project's own scenario folders, relative to the directory it ran from (no machine path):
+        # the repro runs such a scenario from that directory.
+        "PROJECT_DIRS": _relative_dirs(run),
         "SCENARIO": [module, family, method],
         "ENVIRONMENT": {**run.get("environment", {}),
                         **{axis.env: test.axis(axis.name) for axis in registry.beside_backend()
@@ -98,12 +125,14 @@ def render(problem: Problem, test: TestResult, graphs: list[Any], run: dict[str,
         # The run's mode= and options=, which every compile of the graphs is given as the run's were.
         "COMPILE_OPTIONS": compile_options.handed_to_backend(run.get(registry.COMPILE_OPTIONS.record_key, "")),
         "TIME_LIMIT": test.time_limit_s or run.get("timeout_s") or 600,
-        "GRAPHS": graphs,
+        # FX's comments name the source files of the machine that wrote it: left out.
+        "GRAPHS": [dict(graph, code=without_comments(graph["code"])) if isinstance(graph, dict) and "code" in graph
+                   else graph for graph in graphs],
     }
     header = (f'"""Standalone repro of a dynamo-aot-suite problem: {problem.id}\n\n'
               f"{problem.outcome} on backend {problem.backend}, {len(problem.tests)} test(s); made from "
-              f"{test.id}\n  {_in_docstring(test.reason)}\n\n"
-              f"Written by {run.get('command') or layout.CLONE_COMMAND} with torch {run.get('torch', '?')}.\n\n"
+              f"{test.id}\n  {_in_docstring(upstream.scrubbed(test.reason))}\n\n"
+              f"Written by dynamo-aot-suite {run.get('suite', '?')} with torch {run.get('torch', '?')}.\n\n"
               f"    python {problem.id}.py                      # exit 1: the problem shows; 0: it does not\n"
               f"    python {problem.id}.py --backend aot_eager  # the same against another backend\n"
               f'"""\n')
@@ -129,6 +158,7 @@ def write(results: RunResults, problems: list[Problem], report_dir: Path, captur
 
 TRACEBACK = "Traceback (most recent call last)"
 SCENARIO_FALLBACK = "running the scenario itself"  # main() below says so when the graphs agree
+EXCEPTHOOK = "sys.excepthook = "  # in a repro that exits 3 for its own errors
 CRASHED = 3  # the exit code a repro that raised is reported with: not 1, which means the problem shows
 
 
@@ -142,6 +172,10 @@ class Checked:
     exit_code: int | None  # None: still running at the time limit
     output: str
     seconds: float
+    form: str = "generic"  # or "plain": harness.repros.plain's script, reduced (harness.repros.prepare)
+    title: str | None = None  # for a plain one: its calls, inputs and what it printed
+    reduction: str = ""  # what reduction achieved, or why the generic form stayed
+    control: int | None = None  # its exit code under --backend aot_eager (None: not run); 1 blames the reference
 
     @property
     def shows(self) -> bool:
@@ -149,19 +183,21 @@ class Checked:
         return self.exit_code == 1
 
 
-def check(path: Path, time_limit: float) -> Checked:
+def check(path: Path, time_limit: float, args: tuple[str, ...] = ()) -> Checked:
     """Run the repro at ``path`` here (this interpreter, this environment, where the backend
-    is installed) and keep what it printed."""
+    is installed) and keep what it printed: its standard output, then its standard error
+    (where ``sys.exit(message)`` writes)."""
     text = path.read_text(encoding="utf-8")
     has_graphs = not re.search(r"^GRAPHS = \[\]$", text, re.MULTILINE)  # else it runs the suite's scenario
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, str(path), *args], cwd=path.parent, capture_output=True, text=True,
                               timeout=time_limit)
-        code, output = done.returncode, done.stdout
-        if code not in (0, 1) or TRACEBACK in done.stderr:
-            # The repro itself failed (an uncaught error also exits 1): what it said is the point.
-            code, output = (code if code not in (0, 1) else CRASHED), output + "\n" + done.stderr[-4000:]
+        code, output = done.returncode, done.stdout + "\n" + done.stderr[-4000:]
+        # A file that does not turn its own errors into exit 3 (an earlier version's) exits 1 with a
+        # traceback: not the problem. (A backend's message may hold a traceback: the hook tells them apart.)
+        if code not in (0, 1) or (TRACEBACK in done.stderr and EXCEPTHOOK not in text):
+            code = code if code not in (0, 1) else CRASHED
     except subprocess.TimeoutExpired as error:
         printed = error.stdout or ""  # bytes, whatever text= said
         code, output = None, printed.decode(errors="replace") if isinstance(printed, bytes) else printed
@@ -186,9 +222,13 @@ import sys
 import types
 from typing import Any
 
+# An error of this script's own (an import, eager itself) exits CANNOT_CHECK, not 1.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), sys.stderr.flush(), os._exit(3))
+
 import torch
 
 {settings}
+CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 {copied}
@@ -206,12 +246,12 @@ def resolve(spec):
     called = attr.endswith("()")
     attr = attr.removesuffix("()")
     if where.endswith(".py"):
-        path = where if os.path.isabs(where) else os.path.join(SEARCH_PATH[0], where)
+        path = where if os.path.isabs(where) else os.path.join(os.getcwd(), where)
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
         module = importlib.util.module_from_spec(loaded)
         loaded.loader.exec_module(module)
     else:
-        sys.path[:0] = [entry for entry in SEARCH_PATH if entry not in sys.path]
+        sys.path.insert(0, os.getcwd())
         module = importlib.import_module(where)
     for part in attr.split("."):
         module = getattr(module, part)
@@ -297,30 +337,54 @@ def replay(graph, backend):
     return found
 
 
+def suite_root():
+    """Where the installed suite keeps its scenarios (None: it is not installed here)."""
+    found = importlib.util.find_spec("harness")
+    if found is None or not found.submodule_search_locations:
+        return None
+    package = os.path.dirname(os.path.abspath(found.origin))
+    bundled = os.path.join(package, "_bundled")  # pip's install; a clone has test/ beside harness/
+    return bundled if os.path.isdir(bundled) else os.path.dirname(package)
+
+
 def run_scenario(spec):
-    """Run the suite's own scenario on ``spec`` in a subprocess; 0 if it passes."""
+    """Run the suite's own scenario on ``spec`` in a subprocess: 0 if it passes, 1 if it fails,
+    CANNOT_CHECK if it could not run (the suite not installed, the test not found)."""
     module, family, method = SCENARIO
+    root = suite_root()
+    if root is None:
+        print(f"the graphs cannot show this problem alone: `pip install dynamo-aot-suite=={SUITE}` runs "
+              "the suite's scenario")
+        return CANNOT_CHECK
+    extra = [os.path.join(os.getcwd(), directory) for directory in PROJECT_DIRS]
     env = dict(os.environ, DYNAMO_SUITE_BACKENDS=spec, **ENVIRONMENT)
-    env["PYTHONPATH"] = os.pathsep.join(SEARCH_PATH + [env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), root, *extra, env.get("PYTHONPATH", "")])
     name = subprocess.run([sys.executable, "-c", "import sys; from harness.axes.backends import resolve_backend; "
                            "print(resolve_backend(sys.argv[1]).name)", spec],
-                          env=env, cwd=SEARCH_PATH[1], capture_output=True, text=True)
+                          env=env, cwd=root, capture_output=True, text=True)
     if name.returncode != 0:
         print(name.stderr.strip().splitlines()[-1:])
-        return 1
+        return CANNOT_CHECK
     test_class = f"{family}_{name.stdout.strip()}{CLASS_SUFFIX}"
     # Under pytest, as the run did: some behaviour (a backend's, a plugin's) depends on it.
-    node = f"{module.replace('.', '/')}.py::{test_class}::{method}"
+    relative = module.replace(".", "/") + ".py"
+    where = next((directory for directory in [root, *extra] if os.path.isfile(os.path.join(directory, relative))), root)
+    node = f"{os.path.join(where, relative)}::{test_class}::{method}"
     has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0
+    # unittest's own exit code is 1 for a test that could not even load: this one says 3 then.
+    loaded = ("import sys, unittest; test = unittest.defaultTestLoader.loadTestsFromName(sys.argv[1]); "
+              "broken = unittest.defaultTestLoader.errors; result = unittest.TextTestRunner().run(test); "
+              "sys.exit(3 if broken else int(not result.wasSuccessful()))")
     command = (["-m", "pytest", "-q", "-p", "no:cacheprovider", node] if has_pytest
-               else ["-m", "unittest", f"{module}.{test_class}.{method}"])
-    print(f"running the scenario: python {' '.join(command)}", flush=True)
+               else ["-c", loaded, f"{module}.{test_class}.{method}"])
+    print(f"running the suite's scenario: {module}.{test_class}.{method}", flush=True)
     try:
-        done = subprocess.run([sys.executable, *command], env=env, cwd=SEARCH_PATH[1], timeout=TIME_LIMIT)
+        done = subprocess.run([sys.executable, *command], env=env, cwd=root, timeout=TIME_LIMIT)
     except subprocess.TimeoutExpired:
         print(f"still running after {TIME_LIMIT} s")
         return 1
-    return 0 if done.returncode == 0 else 1
+    # pytest: 1 tests failed; 2 and more, it could not collect or run them.
+    return done.returncode if done.returncode in (0, 1) else CANNOT_CHECK
 
 
 def main():
@@ -336,7 +400,8 @@ def main():
             return 1
         print(f"the {len(GRAPHS)} graph(s) agree with eager on {spec}; running the scenario itself", flush=True)
     code = run_scenario(spec)
-    print(f"the problem shows on {spec}" if code else f"the problem does not show on {spec}")
+    print({0: f"the problem does not show on {spec}", 1: f"the problem shows on {spec}"}.get(
+        code, "the check could not run: neither the problem nor its absence is shown"))
     return code
 
 

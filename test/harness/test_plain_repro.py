@@ -1,0 +1,235 @@
+"""The plain-torch repro (harness/repros/plain.py): a graph Dynamo handed a backend,
+recorded as the suite records it (harness.measure.repro), rendered as a short script that
+needs torch and the backend only, run from an empty directory against PyTorch's reference
+(exit 0) and against faulty backends of a module beside it (exit 1), and one that cannot run
+its check (exit 3)."""
+
+from __future__ import annotations
+
+import ast
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+import torch
+
+from harness.measure.repro import replayable
+from harness.project import layout
+from harness.repros import plain as plain_repro, reduce
+
+# Its own seconds (test/harness/budgets.py): 35 s of CPU measured 2026-12-07 (nine scripts, each imports
+# torch, and a reduction in this process).
+TIME_BUDGET_S = 80
+MAX_LINES = 40
+
+# The backends under test, as a package a maintainer has installed: a module beside the script.
+FAULTY = textwrap.dedent('''
+    import torch
+
+
+    def wrong_values(gm, example_inputs):
+        def run(*args):
+            return [out + 1 for out in gm(*args)]
+        return run
+
+
+    def drops_mutations(gm, example_inputs):
+        return lambda *args: gm(*[arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args])
+
+
+    def refuses(gm, example_inputs):
+        raise AssertionError("Please convert all Tensors to FakeTensors first")
+
+
+    def wrong_pow(gm, example_inputs):
+        if not any(node.target is torch.pow for node in gm.graph.nodes):
+            return gm.forward
+        return lambda *args: [out + 1 for out in gm(*args)]
+
+
+    class _Refused(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, value):
+            return value.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("no backward for this graph")
+
+
+    def backward_raises(gm, example_inputs):
+        return lambda *args: [_Refused.apply(out) for out in gm(*args)]
+''')
+
+
+def _recorded(function, *args) -> dict:
+    """The graph Dynamo hands a backend for ``function(*args)``, as the suite saves it."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(replayable(gm, example_inputs))
+        return gm
+
+    torch._dynamo.reset()
+    torch.compile(function, backend=keep, fullgraph=True)(*args)
+    assert len(graphs) == 1 and graphs[0] is not None, graphs
+    return graphs[0]
+
+
+def _pow_of_a_0d_exponent(x, exponent):
+    return torch.pow(x, exponent)
+
+
+def _adds_into_its_input(x):
+    x.add_(1)
+    return x * 2
+
+
+def _pow_among_others(x, y):
+    scaled = torch.sin(x) * 2
+    return torch.pow(scaled, y) + x.sum(), scaled.cos()
+
+
+class PlainReproTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pow = _recorded(_pow_of_a_0d_exponent, torch.randn(4, 5, 5), torch.tensor(2.5, dtype=torch.float64))
+        cls.mutation = _recorded(_adds_into_its_input, torch.randn(3, 4))
+        cls.gradients = _recorded(_pow_among_others, torch.randn(4, 5, requires_grad=True), torch.tensor(2.0))
+        cls.directory = tempfile.TemporaryDirectory()  # away from the suite: nothing of it importable
+        cls.addClassCleanup(cls.directory.cleanup)
+        (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
+
+    def script(self, name: str, graph: dict, backend: str, backward: bool = False) -> Path:
+        text = plain_repro.render(graph, backend, f"{name} under torch.compile", backward=backward)
+        self.assertIsNotNone(text)
+        self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
+        for machine_path in (str(layout.SUITE_ROOT), os.getcwd(), self.directory.name, "/work/"):
+            self.assertNotIn(machine_path, text)
+        self.assertNotRegex(text, r"\b(harness|test\.|dynamo_aot_suite|dynamo-aot-suite)\b")
+        path = Path(self.directory.name) / f"{name}.py"
+        path.write_text(text)
+        return path
+
+    def run_script(self, path: Path, *args: str) -> subprocess.CompletedProcess:
+        environment = {"PATH": "/usr/bin:/bin", **{key: os.environ[key] for key in ("TORCHINDUCTOR_CACHE_DIR",)
+                                                   if key in os.environ}}
+        return subprocess.run([sys.executable, str(path), *args], cwd=self.directory.name, capture_output=True,
+                              text=True, timeout=120, env=environment)
+
+    def test_the_graph_is_a_function_of_its_ops(self):
+        self.assertIn("def f(x, exponent):\n    return torch.pow(x, exponent)\n",
+                      plain_repro.render(self.pow, "x", "t"))
+        self.assertIn("def f(x):\n    x.add_(1)\n    return x * 2\n", plain_repro.render(self.mutation, "x", "t"))
+        self.assertIsNone(plain_repro.function_source("def helper(a):\n    return a\n"))
+
+    def test_a_check_that_named_an_attribute_compares_it_too(self):
+        # assert_close compares values, dtypes and shapes; requires_grad and strides need a line of their own.
+        for kind in ("requires_grad", "stride"):
+            text = plain_repro.render(self.pow, "aot_eager", "t", kind=kind)
+            ast.parse(text)
+            self.assertIn(f'sys.exit(f"output {kind}: ', text)
+            self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
+
+    def test_inputs_keep_shape_stride_dtype_and_small_values(self):
+        source = plain_repro.tensor_source
+        self.assertEqual(source({"shape": [], "stride": [], "dtype": "torch.float64", "values": 2.0}),
+                         "torch.tensor(2.0, dtype=torch.float64)")
+        self.assertEqual(source({"shape": [2, 3], "stride": [0, 1], "dtype": "torch.int64", "range": [0, 9]}),
+                         "torch.randint(0, 10, (1, 3)).expand(2, 3)")
+        self.assertEqual(source({"shape": [2, 2], "stride": [1, 2], "dtype": "torch.float32", "values": [[0.1, 2.0],
+                                                                                                         [3.0, 4.0]],
+                                 "requires_grad": True}),
+                         "torch.empty_strided((2, 2), (1, 2), dtype=torch.float32).copy_(torch.tensor([[0.1, 2.0], "
+                         "[3.0, 4.0]])).requires_grad_()")
+
+    def test_a_backend_in_a_file_is_imported_by_its_name_not_its_path(self):
+        lines, expression = plain_repro.backend_source("/home/someone/backends/mine.py:Compiler()")
+        self.assertEqual(lines[-1], "from mine import Compiler")
+        self.assertEqual(expression, "Compiler()")
+        self.assertNotIn("/home", "\n".join(lines))
+
+    def test_exit_0_where_the_graphs_agree_1_where_the_problem_shows_3_where_it_cannot_check(self):
+        cases = [  # script, arguments, exit code, what it prints
+            (self.script("pow_wrong", self.pow, "faulty:wrong_values"), (), 1, "output: values differ from eager"),
+            (self.script("pow_wrong", self.pow, "faulty:wrong_values"), ("--backend", "aot_eager"), 0, "agrees"),
+            (self.script("mutation_lost", self.mutation, "faulty:drops_mutations"), (), 1,
+             "inputs after the call: values differ from eager"),
+            (self.script("mutation_lost", self.mutation, "faulty:drops_mutations"), ("--backend", "aot_eager"), 0,
+             "agrees"),
+            (self.script("pow_refused", self.pow, "faulty:refuses"), (), 1,
+             "the compiled call raised AssertionError('Please convert all Tensors to FakeTensors first')"),
+            # The backend's package is not installed: no check ran, and the control says so too.
+            (self.script("not_installed", self.pow, "no_such_backend_package:compiler"), ("--backend", "aot_eager"),
+             plain_repro.CANNOT_CHECK, ""),
+            (self.script("not_registered", self.pow, "no_such_backend"), (), plain_repro.CANNOT_CHECK, ""),
+        ]
+        broken = dict(self.mutation, inputs=[dict(self.mutation["inputs"][0], shape=[2, 2], stride=[2, 1],
+                                                  values=[[1.0, 2.0], [3.0, 4.0]])])
+        broken["code"] = broken["code"].replace("l_x_ * 2", "torch.mm(l_x_, torch.ones(3, 1))")
+        cases.append((self.script("eager_raises", broken, "aot_eager"), (), plain_repro.CANNOT_CHECK, ""))
+        cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True), (), 1,
+                      "backward raised RuntimeError('no backward for this graph')"))
+        cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True),
+                      ("--backend", "aot_eager"), 0, "agrees"))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            done = list(pool.map(lambda case: self.run_script(case[0], *case[1]), cases))
+        for (path, args, code, printed), result in zip(cases, done):
+            with self.subTest(script=path.name, args=args):
+                self.assertEqual(result.returncode, code, result.stdout + result.stderr[-3000:])
+                self.assertIn(printed, result.stdout + result.stderr)
+
+
+class ReductionTests(unittest.TestCase):
+    """harness/repros/reduce.py in this process: a graph of six operations whose one pow a faulty
+    backend gets wrong, cut to that pow on smaller inputs while it still shows the problem."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.directory = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(cls.directory.cleanup)
+        (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
+        sys.path.insert(0, cls.directory.name)
+        cls.addClassCleanup(sys.path.remove, cls.directory.name)
+        graph = _recorded(_pow_among_others, torch.randn(4, 5, requires_grad=True), torch.tensor(2.0))
+        cls.lines = []
+        cls.reduction = reduce.Reduction({"id": "p", "graphs": [graph], "backend": "faulty:wrong_pow",
+                                          "outcome": "FAIL", "signature": "output: values differ from eager",
+                                          "seconds": 60}, cls.lines.append)
+        cls.reduction.reduce()
+        cls.before, cls.after = graph, cls.reduction.best
+
+    def test_the_graph_is_cut_to_the_op_the_backend_gets_wrong(self):
+        self.assertEqual(reduce.ops(self.before), 6, self.before["code"])  # sin, mul, pow, sum, add, cos
+        self.assertEqual(reduce.ops(self.after), 1, self.after["code"])
+        self.assertIn("torch.pow(", self.after["code"])
+        self.assertIn("PyTorch's FX minifier: 6 operations to 1", self.lines[-1]["steps"])
+
+    def test_its_inputs_are_smaller_and_simpler(self):
+        specs = [spec for spec in self.after["inputs"] if isinstance(spec, dict)]
+        self.assertTrue(all(not spec["requires_grad"] for spec in specs), specs)
+        self.assertLess(sum(reduce._numel(spec["shape"]) for spec in specs), 20, specs)
+        self.assertTrue(any(step.startswith("inputs: ") for step in self.lines[-1]["steps"]), self.lines[-1])
+
+    def test_the_reduced_script_shows_the_problem_and_the_reference_agrees(self):
+        text = plain_repro.render(self.after, "faulty:wrong_pow", "t")
+        code, printed = reduce.run(text)
+        self.assertEqual(code, 1, printed)
+        self.assertIn("output: values differ from eager", printed)
+        self.assertEqual(reduce.run(text, "aot_eager")[0], 0)
+        self.assertLessEqual(len(text.splitlines()), 25, text)
+
+    def test_a_graph_that_does_not_show_it_is_not_kept(self):
+        lines = []
+        reduce.Reduction({"id": "q", "graphs": [self.before], "backend": "aot_eager", "outcome": "FAIL",
+                          "signature": "output: values differ from eager", "seconds": 5}, lines.append).reduce()
+        self.assertEqual(lines, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
