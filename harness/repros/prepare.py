@@ -35,6 +35,7 @@ from harness.repros import generic, plain
 from harness.report import problems
 from harness.report.formats import upstream
 from harness.report.problems import Problem
+from harness.settings import IMPORTS
 
 STARTUP_S = 120  # the reducer's own start (torch and the backend imported) on a loaded machine
 GRACE_S = 180  # beyond a problem's seconds: choosing its graph, a slow backend's compiles (a minute each)
@@ -62,7 +63,7 @@ def _graphs(recorded: dict[str, Any] | None) -> bool:
 
 
 def _request(problem: Problem, recorded: dict[str, Any], seconds: float) -> dict[str, Any]:
-    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get("DYNAMO_SUITE_IMPORTS", "").split(",")
+    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get(IMPORTS, "").split(",")
                if name.strip()]
     return {"id": problem.id, "graphs": recorded["GRAPHS"], "backend": recorded["BACKEND"], "imports": imports,
             "compile_options": recorded.get("COMPILE_OPTIONS") or {}, "outcome": problem.outcome,
@@ -226,7 +227,7 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
 
 def render_for(problem: Problem, graph: dict[str, Any], recorded: dict[str, Any], heading: str,
                backward: bool = False) -> str | None:
-    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get("DYNAMO_SUITE_IMPORTS", "").split(",")
+    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get(IMPORTS, "").split(",")
                if name.strip()]
     return plain.render(graph, recorded["BACKEND"], heading, imports=imports, kind=problems.kind(problem.signature),
                         backward=backward or problems.needs_backward(problem.signature),

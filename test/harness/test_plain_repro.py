@@ -125,7 +125,9 @@ class PlainReproTests(unittest.TestCase):
     def test_the_graph_is_a_function_of_its_ops(self):
         self.assertIn("def f(x, exponent):\n    return torch.pow(x, exponent)\n",
                       plain_repro.render(self.pow, "x", "t"))
-        self.assertIn("def f(x):\n    x.add_(1)\n    return x * 2\n", plain_repro.render(self.mutation, "x", "t"))
+        # Dynamo writes the product as an operator or a method depending on what ran before in the process.
+        self.assertRegex(plain_repro.render(self.mutation, "x", "t"),
+                         r"def f\(x\):\n    x.add_\(1\)\n    return (x \* 2|x.mul\(2\))\n")
         self.assertIsNone(plain_repro.function_source("def helper(a):\n    return a\n"))
 
     def test_a_check_that_named_an_attribute_compares_it_too(self):
@@ -169,9 +171,10 @@ class PlainReproTests(unittest.TestCase):
              plain_repro.CANNOT_CHECK, ""),
             (self.script("not_registered", self.pow, "no_such_backend"), (), plain_repro.CANNOT_CHECK, ""),
         ]
-        broken = dict(self.mutation, inputs=[dict(self.mutation["inputs"][0], shape=[2, 2], stride=[2, 1],
-                                                  values=[[1.0, 2.0], [3.0, 4.0]])])
-        broken["code"] = broken["code"].replace("l_x_ * 2", "torch.mm(l_x_, torch.ones(3, 1))")
+        broken = {"code": "def forward(self, L_x_ : torch.Tensor):\n    l_x_ = L_x_\n"
+                          "    mm = torch.mm(l_x_, torch.ones(3, 1))\n    return (mm,)\n",
+                  "inputs": [dict(self.mutation["inputs"][0], shape=[2, 2], stride=[2, 1],
+                                  values=[[1.0, 2.0], [3.0, 4.0]])]}
         cases.append((self.script("eager_raises", broken, "aot_eager"), (), plain_repro.CANNOT_CHECK, ""))
         cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True), (), 1,
                       "backward raised RuntimeError('no backward for this graph')"))
