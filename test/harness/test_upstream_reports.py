@@ -96,9 +96,9 @@ class PlainReproWordsTests(unittest.TestCase):
     def test_the_machines_paths_are_left_out(self):
         text = (f"{sys.prefix}/lib/python3.11/site-packages/torch/fx/graph.py:12 "
                 f"{tempfile.gettempdir()}/dynamo-suite-repro-abc/repro.py {os.getcwd()}/runs/x "
-                "/opt/clone/harness/checks/compare.py:142")
+                "/opt/clone/harness/checks/compare.py:142 /srv/runs/mycc/repros/mycc-error-x-123abc.py")
         self.assertEqual(upstream.scrubbed(text), "site-packages/torch/fx/graph.py:12 repro.py ./runs/x "
-                                                  "harness/checks/compare.py:142")
+                                                  "harness/checks/compare.py:142 mycc-error-x-123abc.py")
 
 
 class UpstreamReportTests(unittest.TestCase):

@@ -252,6 +252,10 @@ _SITE_PACKAGES = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?(?:[\\/][^\s'\"\\/]+)+?[\
 _SUITE_FILE = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?(?:[\\/][^\s'\"\\/]+)+?[\\/](?=(?:harness|test)[\\/][\w/\\]+\.py)")
 
 
+# A repro file where it was run (its own traceback): by its name.
+_REPRO_FILE = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?(?:[\\/][^\s'\"\\/]+)+?[\\/]repros[\\/]([\w.-]+\.py)")
+
+
 def scrubbed(text: str) -> str:
     """``text`` without the paths of the machine that wrote it: an installed package's file by
     its place in site-packages; this interpreter's environment, the home, the working and the
@@ -260,6 +264,7 @@ def scrubbed(text: str) -> str:
     temporary = re.escape(tempfile.gettempdir().rstrip("/\\"))
     text = re.sub(temporary + r"[\\/][^\s'\"\\/]+[\\/]", "", text)
     text = _SUITE_FILE.sub("", text)
+    text = _REPRO_FILE.sub(r"\1", text)
     for root, name in sorted(((os.getcwd(), "."), (sys.prefix, "<venv>"), (sys.base_prefix, "<python>"),
                               (str(Path.home()), "~")),
                              key=lambda pair: -len(pair[0])):
