@@ -1,0 +1,23 @@
+"""view, slice, neg of float32 (2, 4, 8, 17) and a 0-d float32: IndexError: list index out of range (torch.compile, backend="openvino")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(dest, t):
+    dest[slice(None, None, None), slice(None, -1, None), slice(None, None, None), slice(8, None)] = t
+    return dest.view(1, 2, 32, 17)
+
+torch.manual_seed(0)
+args = [torch.rand((2, 4, 8, 17)), torch.rand(())]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "openvino", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+try:
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+except AssertionError as error:
+    sys.exit(f"output: values differ from eager: {error}")
+print("torch.compile agrees with eager")

@@ -1,0 +1,25 @@
+"""gt, masked_fill_, relu of a 0-d float32: inputs after the call: values differ from eager: Scalars are not close! (torch.compile, backend="openvino")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(a):
+    a.masked_fill_(a.gt(0), 0.0)
+    return a.relu()
+
+torch.manual_seed(0)
+eager_args = [torch.rand(())]
+compiled_args = [t.clone() if isinstance(t, torch.Tensor) else t for t in eager_args]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "openvino", fullgraph=True)
+expected = f(*eager_args)
+try:
+    actual = compiled(*compiled_args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+for what, want, got in [("output", expected, actual), ("inputs after the call", eager_args, compiled_args)]:
+    try:
+        torch.testing.assert_close(got, want, equal_nan=True)
+    except AssertionError as error:
+        sys.exit(f"{what}: values differ from eager: {error}")
+print("torch.compile agrees with eager")

@@ -1,0 +1,25 @@
+"""take_along_dim of float32 (1, 1) and int64 (1, 1): output requires_grad: [False], eager gives [True] (torch.compile, backend="openvino")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(tensors_12, tensors_13):
+    return [torch.take_along_dim(tensors_12, tensors_13, 0)]
+
+torch.manual_seed(0)
+args = [torch.rand((1, 1)).requires_grad_(), torch.randint(0, 5, (1, 1))]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "openvino", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+try:
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+except AssertionError as error:
+    sys.exit(f"output: values differ from eager: {error}")
+got, want = ([getattr(t, 'requires_grad', None) for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, expected))
+if got != want:
+    sys.exit(f"output requires_grad: {got}, eager gives {want}")
+print("torch.compile agrees with eager")

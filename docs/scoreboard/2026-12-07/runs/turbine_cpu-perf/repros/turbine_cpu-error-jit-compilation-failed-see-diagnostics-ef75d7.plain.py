@@ -1,0 +1,40 @@
+"""linear, gelu, layer_norm and 2 more ops of 7 tensors: backward raised RuntimeError: JIT compilation failed. See diagnostics (torch.compile, backend="turbine_cpu")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(weight, bias, weight_2, bias_2, weight_3, bias_3, x):
+    input_1 = torch._C._nn.linear(x, weight, bias)
+    input_2 = torch._C._nn.gelu(input_1, approximate='none')
+    input_3 = torch._C._nn.linear(input_2, weight_2, bias_2)
+    input_4 = torch.nn.functional.layer_norm(input_3, (256,), weight_3, bias_3, 1e-05)
+    return input_4.pow(2).mean()
+
+torch.manual_seed(0)
+args = [
+    torch.empty((512, 256)).uniform_(-0.062, 0.062), torch.empty((512,)).uniform_(-0.062, 0.062).requires_grad_(),
+    torch.empty((256, 512)).uniform_(-0.044, 0.044).requires_grad_(),
+    torch.empty((256,)).uniform_(-0.044, 0.044).requires_grad_(),
+    torch.empty((256,)).uniform_(1.0, 1.0).requires_grad_(),
+    torch.empty((256,)).uniform_(0.0, 0.0).requires_grad_(), torch.empty((64, 256)).uniform_(-4.6, 4.4),
+]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "turbine_cpu", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+leaves = [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]
+total = lambda out: sum(t.sum() for t in torch.utils._pytree.tree_leaves(out) if t.requires_grad)
+want = torch.autograd.grad(total(expected), leaves, materialize_grads=True)
+try:
+    got = torch.autograd.grad(total(actual), leaves, materialize_grads=True)
+except Exception as error:
+    sys.exit(f"backward raised {getattr(error, 'inner_exception', error)!r}")
+for what, want, got in [("output", expected, actual), ("gradients", want, got)]:
+    try:
+        torch.testing.assert_close(got, want, equal_nan=True)
+    except AssertionError as error:
+        sys.exit(f"{what}: values differ from eager: {error}")
+print("torch.compile agrees with eager")

@@ -1,0 +1,43 @@
+"""linear, tanh, relu and 1 more ops of 8 tensors: backward raised AssertionError: Please convert all Tensors to FakeTensors first o… (torch.compile, backend="turbine_cpu")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(weight, bias, inputs, weight_2, bias_2, weight_3, bias_3, target):
+    input_1 = torch._C._nn.linear(inputs, weight, bias)
+    input_2 = torch.tanh(input_1)
+    input_3 = torch._C._nn.linear(input_2, weight_2, bias_2)
+    input_4 = torch.nn.functional.relu(input_3, inplace=False)
+    input_5 = torch._C._nn.linear(input_4, weight_3, bias_3)
+    return torch.nn.functional.cross_entropy(input_5, target)
+
+torch.manual_seed(0)
+args = [
+    torch.rand((8, 6)), torch.rand(()), torch.rand((5, 6)), torch.rand((8, 8)),
+    torch.empty(()).uniform_(-0.34, 0.17),
+    torch.tensor([[-0.12368477, -0.28978002, -0.07520616, 0.075574316, -0.23032793, -0.018144134, 0.25309148,
+    -0.036345378], [0.0098260315, -0.030500662, 0.07155262, 0.2248032, 0.3349021, 0.22452617, 0.33566836,
+    -0.025569566], [-0.3176046, -0.16761161, 0.24073635, -0.0022919034, -0.17573242, -0.2709321, -0.33087367,
+    -0.29840195]]).requires_grad_(),
+    torch.tensor([-0.07171362, 0.1938908, 0.19114548]).requires_grad_(), torch.tensor([0, 0, 2, 1, 0]),
+]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "turbine_cpu", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+leaves = [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]
+total = lambda out: sum(t.sum() for t in torch.utils._pytree.tree_leaves(out) if t.requires_grad)
+want = torch.autograd.grad(total(expected), leaves, materialize_grads=True)
+try:
+    got = torch.autograd.grad(total(actual), leaves, materialize_grads=True)
+except Exception as error:
+    sys.exit(f"backward raised {getattr(error, 'inner_exception', error)!r}")
+for what, want, got in [("output", expected, actual), ("gradients", want, got)]:
+    try:
+        torch.testing.assert_close(got, want, equal_nan=True)
+    except AssertionError as error:
+        sys.exit(f"{what}: values differ from eager: {error}")
+print("torch.compile agrees with eager")
