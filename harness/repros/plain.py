@@ -368,7 +368,7 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
         attribute = _ATTRIBUTES[kind]
         lines += [f"got, want = ([{attribute} for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, "
                   "expected))",
-                  f'if got != want:', f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
+                  "if got != want:", f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
     lines.append('print("torch.compile agrees with eager")')
     return "\n".join(lines) + "\n"
 

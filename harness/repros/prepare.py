@@ -22,7 +22,6 @@ import ast
 import concurrent.futures
 import dataclasses
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -55,7 +54,7 @@ def settings(path: Path) -> dict[str, Any]:
     return found
 
 
-def _graphs(recorded: dict[str, Any] | None) -> bool:
+def _plainable(recorded: dict[str, Any] | None) -> bool:
     """Whether a generic file holds graphs the plain form can take (and the backend's spec)."""
     graphs = (recorded or {}).get("GRAPHS") or []
     return bool(graphs) and "BACKEND" in recorded and all(isinstance(graph, dict) and {"code", "inputs"} <= graph.keys()
@@ -195,7 +194,7 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
     """problem id -> its issue's repro, run: plain where a reduced graph shows it, else generic."""
     recorded = {problem.id: settings(directory / "repros" / f"{problem.id}.py") for problem in found
                 if (directory / "repros" / f"{problem.id}.py").exists()}
-    candidates = [problem for problem in found if problem.outcome in ("FAIL", "ERROR") and _graphs(recorded.get(problem.id))]
+    candidates = [problem for problem in found if problem.outcome in ("FAIL", "ERROR") and _plainable(recorded.get(problem.id))]
     reduced = reduce_all([_request(problem, recorded[problem.id], seconds) for problem in candidates], log) \
         if candidates and seconds >= 0 else {}
     prepared: dict[str, generic.Checked] = {}
