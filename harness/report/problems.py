@@ -219,13 +219,16 @@ def by_clause(problems: list[Problem]) -> list[Clause]:
 # difference; a repro shows the problem when it exits 1 and what it printed names the same.
 # The kind of difference a check names, most specific first: the repro must print the same kind.
 KINDS = ("requires_grad", "dtype", "shape", "stride", "values differ", "grad")
+# "grad" is a difference in gradients, not any message with the word ("requires grad", "grad mode").
+_KIND_PATTERNS = {each: re.compile(re.escape(each)) for each in KINDS} | {
+    "grad": re.compile(r"\bgrad(?:ient)?s? (?:of|differ)")}
 _WRAPPERS = {"BackendCompilerFailed", "InternalTorchDynamoError", "TorchRuntimeError"}  # Dynamo's, around the error
 _ERROR = re.compile(r"\b(\w+(?:Error|Exception|Failure|Failed))\b:?\s*")
 CORE_WORDS = 4  # of the error's message: enough to tell two errors of one type apart, few enough to survive
 
 
 def kind(signature: str) -> str | None:
-    return next((each for each in KINDS if each in signature), None)
+    return next((each for each in KINDS if _KIND_PATTERNS[each].search(signature)), None)
 
 
 def named_error(signature: str) -> tuple[str, str] | None:
@@ -250,7 +253,7 @@ def core(message: str) -> list[str]:
 
 def needs_backward(signature: str) -> bool:
     """The problem shows in the backward: the repro computes gradients too."""
-    return signature.startswith("backward raised") or kind(signature) == "grad" or signature.startswith("gradient")
+    return bool(_KIND_PATTERNS["grad"].search(signature) or re.search(r"\bbackward\b", signature))
 
 
 def shown_by(outcome: str, signature: str, output: str) -> bool:

@@ -88,6 +88,10 @@ def _first_slice(values: Any, dims: list[int], depth: int = 0) -> Any:
     return [_first_slice(value, dims, depth + 1) for value in values]
 
 
+def _flattened(values: Any) -> list[Any]:
+    return [each for value in values for each in _flattened(value)] if isinstance(values, list) else [values]
+
+
 def bounds(values: Any) -> list[float] | None:
     """The least and greatest of recorded values too many to write out: the range to draw from."""
     flat, pending = [], [values]
@@ -106,6 +110,13 @@ def tensor_source(spec: dict[str, Any]) -> str:
     dtype = spec["dtype"].removeprefix("torch.")
     shape, stride = list(spec["shape"]), list(spec["stride"])
     expanded = [dim for dim, (size, step) in enumerate(zip(shape, stride)) if size > 1 and step == 0]
+    view = bool(spec.get("view")) and not expanded  # a view of another tensor: Dynamo and backends treat those apart
+    if view and contiguous(shape, stride):  # as a test writes it: torch.arange(6.0).view(2, 3)
+        numel = math.prod(shape)
+        flat = dict(spec, shape=[numel], stride=[1], view=False)
+        if "values" in spec:
+            flat["values"] = _flattened(spec["values"])
+        return f"{tensor_source(flat)}.view({', '.join(map(str, shape)) or '()'})"
     base = tuple(1 if dim in expanded else size for dim, size in enumerate(shape))
     device = [f'device="{spec["device"]}"'] if spec.get("device", "cpu") != "cpu" else []
     options = [f"dtype=torch.{dtype}", *device]
@@ -128,7 +139,11 @@ def tensor_source(spec: dict[str, Any]) -> str:
     else:
         made = f"torch.randint({int(low)}, {int(high) + 1}, {', '.join([repr(base), *implied])})"
     kept = [(size, step) for dim, (size, step) in enumerate(zip(shape, stride)) if dim not in expanded]
-    if not contiguous([size for size, _ in kept], [step for _, step in kept]):
+    if view:  # strided over a flat tensor of its own
+        storage = 1 + sum((size - 1) * step for size, step in zip(shape, stride))
+        made = (f"torch.empty({', '.join([str(storage), *implied])}).as_strided({tuple(shape)!r}, {tuple(stride)!r})"
+                f".copy_({made})")
+    elif not contiguous([size for size, _ in kept], [step for _, step in kept]):
         made = f"torch.empty_strided({', '.join([repr(base), repr(tuple(stride)), *options])}).copy_({made})"
     if expanded:
         made += f".expand{tuple(shape)!r}"
@@ -147,11 +162,29 @@ class _Rewrite(ast.NodeTransformer):
     def __init__(self, names: dict[str, str], values: dict[str, ast.expr] = None):
         self.names, self.values = names, values or {}
 
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        """FX's ``x[slice(None, 1, None)]`` as a test writes it: ``x[:1]``."""
+        self.generic_visit(node)
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts = [_colon(each) for each in node.slice.elts]
+        else:
+            node.slice = _colon(node.slice)
+        return node
+
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.values and isinstance(node.ctx, ast.Load):
             return self.values[node.id]
         node.id = self.names.get(node.id, node.id)
         return node
+
+
+def _colon(index: ast.expr) -> ast.expr:
+    if not (isinstance(index, ast.Call) and isinstance(index.func, ast.Name) and index.func.id == "slice"
+            and not index.keywords and 1 <= len(index.args) <= 3):
+        return index
+    parts = [None if isinstance(each, ast.Constant) and each.value is None else each for each in index.args]
+    lower, upper, step = ([None, *parts, None] if len(parts) == 1 else [*parts, None][:3])
+    return ast.Slice(lower, upper, step)
 
 
 def parameter_name(placeholder: str, taken: set[str]) -> str:
@@ -341,6 +374,11 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
               "try:", *(["    torch.manual_seed(0)"] if reseeded else []), f"    actual = compiled(*{compiled_args})",
               "except Exception as error:  # Dynamo wraps the backend's own error",
               "    sys.exit(f\"the compiled call raised {getattr(error, 'inner_exception', error)!r}\")"]
+    if kind in _ATTRIBUTES:  # assert_close compares values, dtypes and shapes, not these; first, as
+        attribute = _ATTRIBUTES[kind]  # the problem names it (its values may differ too, another problem)
+        lines += [f"got, want = ([{attribute} for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, "
+                  "expected))",
+                  "if got != want:", f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
     compared = [("output", "expected", "actual")]
     if separate:
         compared.append(("inputs after the call", eager_args, compiled_args))
@@ -364,20 +402,15 @@ def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str
                   "        torch.testing.assert_close(got, want, equal_nan=True)",
                   "    except AssertionError as error:",
                   '        sys.exit(f"{what}: values differ from eager: {error}")']
-    if kind in _ATTRIBUTES:  # assert_close compares values, dtypes and shapes, not these
-        attribute = _ATTRIBUTES[kind]
-        lines += [f"got, want = ([{attribute} for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, "
-                  "expected))",
-                  "if got != want:", f'    sys.exit(f"output {kind}: {{got}}, eager gives {{want}}")']
     lines.append('print("torch.compile agrees with eager")')
     return "\n".join(lines) + "\n"
 
 
 def _clones_keep_layout(specs: list[Any]) -> bool:
     """Whether ``t.clone()`` of each input is the same input: a dense layout clone keeps, and no
-    leaf that requires grad (its clone is not a leaf)."""
+    leaf that requires grad (its clone is not a leaf), no view (its clone is not one)."""
     for spec in specs:
-        if isinstance(spec, dict) and (spec.get("requires_grad") or any(
+        if isinstance(spec, dict) and (spec.get("requires_grad") or spec.get("view") or any(
                 size > 1 and step == 0 for size, step in zip(spec["shape"], spec["stride"]))):
             return False
     return True

@@ -4,8 +4,8 @@ graph shows the problem, reduced first; the run's generic file where none does.
 For a run's problems with graphs (their generic files, harness.repros.generic, hold them):
 
 1. ``python -m harness.repros.reduce`` picks the graph whose plain script shows the problem and
-   reduces it, one process for the run, its results read back line by line (restarted past a
-   problem whose backend crashed or hung it);
+   reduces it, a process of its own per problem, its results read back line by line (a backend
+   that crashes or hangs it loses nothing kept before);
 2. the reduced graph is written as ``repros/<id>.plain.py`` with a title naming its calls,
    its inputs and what it printed, and run as a maintainer would: alone, in an empty
    directory, ``python repro.py``;
@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,6 +37,7 @@ from harness.settings import IMPORTS
 
 STARTUP_S = 120  # the reducer's own start (torch and the backend imported) on a loaded machine
 GRACE_S = 180  # beyond a problem's seconds: choosing its graph, a slow backend's compiles (a minute each)
+WORKERS = 2  # reducer processes at once: this machine's two cores
 PLAIN_SUFFIX = ".plain.py"
 
 
@@ -70,47 +70,41 @@ def _request(problem: Problem, recorded: dict[str, Any], seconds: float) -> dict
 
 
 def reduce_all(requests: list[dict[str, Any]], log: Callable[[str], None]) -> dict[str, dict[str, Any]]:
-    """problem id -> the reducer's last line for it (its smallest graph that shows the problem)."""
+    """problem id -> the reducer's last line for it (its smallest graph that shows the problem).
+
+    One reducer process per problem, two at a time: what one problem's scripts leave in a
+    backend's runtime (IREE's, measured: a graph that shows its problem in a fresh process
+    showed nothing after twenty other problems) must not decide another's reduction."""
     best: dict[str, dict[str, Any]] = {}
-    pending = list(requests)
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-reduce-") as directory:
-        while pending:
-            requests_path, results_path = Path(directory) / "requests.json", Path(directory) / "results.jsonl"
-            requests_path.write_text(json.dumps(pending), encoding="utf-8")
+        def one(index_and_request: tuple[int, dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            index, request = index_and_request
+            requests_path = Path(directory) / f"request-{index}.json"
+            results_path = Path(directory) / f"results-{index}.jsonl"
+            requests_path.write_text(json.dumps([request]), encoding="utf-8")
             results_path.write_text("", encoding="utf-8")
-            lines = _watched([sys.executable, "-m", "harness.repros.reduce", str(requests_path), str(results_path)],
-                             results_path, {request["id"]: request["seconds"] for request in pending})
-            done = {line["id"] for line in lines if line.get("done")}
-            begun = [line["id"] for line in lines if line.get("started")]
-            for line in lines:
-                if line.get("graph") is not None:
-                    best[line["id"]] = line
-            # The problem the process was on when it died or hung: not again; the rest, once more.
-            stuck = begun[-1] if begun and begun[-1] not in done else None
-            if stuck:
-                log(f"{stuck}: the reducer ended during it (a crash or a hang of the backend); its smallest repro "
-                    "so far is kept")
-            pending = [request for request in pending if request["id"] not in done and request["id"] != stuck]
-            if not stuck and pending:
-                break  # it ended without starting them: starting it again would not help
+            command = [sys.executable, "-m", "harness.repros.reduce", str(requests_path), str(results_path)]
+            return request, _watched(command, results_path, STARTUP_S + request["seconds"] + GRACE_S)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for request, lines in pool.map(one, enumerate(requests)):
+                kept = [line for line in lines if line.get("graph") is not None]
+                if kept:
+                    best[request["id"]] = kept[-1]
+                if not any(line.get("done") for line in lines):
+                    log(f"{request['id']}: the reducer ended during it (a crash or a hang of the backend); its "
+                        "smallest repro so far is kept")
     return best
 
 
-def _watched(command: list[str], results_path: Path, seconds: dict[str, float]) -> list[dict[str, Any]]:
-    """Run the reducer, stopping it when one problem takes its seconds and a compile's grace more
-    (a hang: choosing the graph is not bounded by the seconds, the process is); its lines."""
+def _watched(command: list[str], results_path: Path, allowed: float) -> list[dict[str, Any]]:
+    """Run one problem's reducer, stopped past its seconds, the start and a compile's grace (a
+    hang: choosing the graph is not bounded by the seconds, the process is); its lines."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    current, since = None, time.monotonic()
     try:
-        while process.poll() is None:
-            time.sleep(1)
-            lines = _lines(results_path)
-            begun = [line["id"] for line in lines if line.get("started")]
-            if begun and begun[-1] != current:
-                current, since = begun[-1], time.monotonic()
-            allowed = STARTUP_S if current is None else seconds.get(current, 0) + GRACE_S
-            if time.monotonic() - since > allowed:
-                process.kill()
+        process.wait(timeout=allowed)
+    except subprocess.TimeoutExpired:
+        process.kill()
     finally:
         if process.poll() is None:
             process.kill()

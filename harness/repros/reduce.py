@@ -1,13 +1,13 @@
 """Reduce a problem's plain repro while it still shows the problem (issue 69: "minimal").
 
-``python -m harness.repros.reduce REQUESTS RESULTS``, run where the backend is installed (it
-imports torch and the backend once for all of a run's problems). REQUESTS is a JSON list, one
-request per problem: its graphs as harness.measure.repro records them, the backend's spec, the
+``python -m harness.repros.reduce REQUESTS RESULTS``, run where the backend is installed
+(harness.repros.prepare starts one per problem). REQUESTS is a JSON list, one request per
+problem: its graphs as harness.measure.repro records them, the backend's spec, the
 problem's outcome and signature, and the seconds it may take. For each, in order:
 
 1. each graph is rendered as a plain script (harness.repros.plain) and run here, in this
    process, until one *shows* the problem: it exits 1 on the backend, printing the behaviour
-   the problem names (harness.repros.behaviour), and exits 0 under ``--backend aot_eager``;
+   the problem names (harness.report.problems.shown_by), and exits 0 under ``--backend aot_eager``;
 2. that graph is cut by PyTorch's FX minifier (``torch._functorch.fx_minifier``: the graph's
    tail, then halves, quarters... of it replaced by inputs holding what they computed);
 3. then its inputs: requires_grad dropped, fewer dimensions, smaller sizes, plain strides,
@@ -17,8 +17,7 @@ problem's outcome and signature, and the seconds it may take. For each, in order
 A smaller graph is kept only while its script still shows the problem, so every step is
 optional and the request's seconds bound them all. RESULTS gets a JSON line each time a
 problem's repro gets smaller (the last one for a problem is its best): a backend that crashes
-or hangs this process loses nothing kept before (harness.repros.prepare restarts it past that
-problem).
+or hangs this process loses nothing kept before.
 """
 
 from __future__ import annotations
@@ -138,13 +137,20 @@ class Reduction:
         for index, graph in enumerate(graphs):
             exact = dict(graph, inputs=[dict(spec, literal=True) if isinstance(spec, dict) and "values" in spec
                                         else spec for spec in graph["inputs"]])
+            forms = [exact]
+            if any(isinstance(spec, dict) and "view" not in spec for spec in graph["inputs"]):
+                # An earlier version's record does not say which inputs were views: its generic
+                # replay made every input one, so that form too.
+                forms.append(dict(exact, inputs=[dict(spec, view=True) if isinstance(spec, dict) else spec
+                                                 for spec in exact["inputs"]]))
             needs = any(isinstance(spec, dict) and spec.get("requires_grad") for spec in graph["inputs"])
             for self.backward in dict.fromkeys([self.backward, *([True] if needs else [])]):
-                if self.shows(exact):
-                    self.keep(exact, f"graph {index + 1} of the {len(graphs)} the backend received"
-                                     f" ({ops(graph)} operations, {len(graph['inputs'])} inputs"
-                                     + (", gradients compared" if self.backward else "") + ")")
-                    return True
+                for form in forms:
+                    if self.shows(form):
+                        self.keep(form, f"graph {index + 1} of the {len(graphs)} the backend received"
+                                        f" ({ops(graph)} operations, {len(graph['inputs'])} inputs"
+                                        + (", gradients compared" if self.backward else "") + ")")
+                        return True
         return False
 
     def attempt(self, candidate: dict[str, Any], step: str) -> bool:
@@ -295,6 +301,8 @@ def _smaller_inputs(spec: Any, signature: str):
     """(what changed, the simpler spec) for one input, simplest first."""
     if not isinstance(spec, dict):
         return
+    if spec.get("view"):
+        yield "a tensor of its own, not a view", dict(spec, view=False)
     if spec.get("requires_grad") and problems.kind(signature) != "requires_grad" \
             and not problems.needs_backward(signature):
         yield "requires_grad dropped", dict(spec, requires_grad=False)

@@ -21,6 +21,7 @@ import torch
 from harness.measure.repro import replayable
 from harness.project import layout
 from harness.repros import plain as plain_repro, reduce
+from harness.report import problems
 
 # Its own seconds (test/harness/budgets.py): 35 s of CPU measured 2026-12-07 (nine scripts, each imports
 # torch, and a reduction in this process).
@@ -64,6 +65,16 @@ FAULTY = textwrap.dedent('''
 
     def backward_raises(gm, example_inputs):
         return lambda *args: [_Refused.apply(out) for out in gm(*args)]
+
+
+    def refuses_views(gm, example_inputs):
+        if any(isinstance(arg, torch.Tensor) and arg._is_view() for arg in example_inputs):
+            raise AssertionError("sources must not be empty for symbol s0")
+        return gm.forward
+
+
+    def detaches_and_adds(gm, example_inputs):
+        return lambda *args: [out.detach() + 1 for out in gm(*args)]
 ''')
 
 
@@ -95,10 +106,16 @@ def _pow_among_others(x, y):
     return torch.pow(scaled, y) + x.sum(), scaled.cos()
 
 
+def _first_row_squeezed(x):
+    x[:1].squeeze_(0)
+    return x * 2
+
+
 class PlainReproTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pow = _recorded(_pow_of_a_0d_exponent, torch.randn(4, 5, 5), torch.tensor(2.5, dtype=torch.float64))
+        cls.view = _recorded(_first_row_squeezed, torch.arange(6.0).view(2, 3))
         cls.mutation = _recorded(_adds_into_its_input, torch.randn(3, 4))
         cls.gradients = _recorded(_pow_among_others, torch.randn(4, 5, requires_grad=True), torch.tensor(2.0))
         cls.directory = tempfile.TemporaryDirectory()  # away from the suite: nothing of it importable
@@ -129,6 +146,7 @@ class PlainReproTests(unittest.TestCase):
         self.assertRegex(plain_repro.render(self.mutation, "x", "t"),
                          r"def f\(x\):\n    x.add_\(1\)\n    return (x \* 2|x.mul\(2\))\n")
         self.assertIsNone(plain_repro.function_source("def helper(a):\n    return a\n"))
+        self.assertIn("x[:1].squeeze_(0)", plain_repro.render(self.view, "x", "t"))  # FX's slice(None, 1, None)
 
     def test_a_check_that_named_an_attribute_compares_it_too(self):
         # assert_close compares values, dtypes and shapes; requires_grad and strides need a line of their own.
@@ -149,6 +167,32 @@ class PlainReproTests(unittest.TestCase):
                                  "requires_grad": True}),
                          "torch.empty_strided((2, 2), (1, 2), dtype=torch.float32).copy_(torch.tensor([[0.1, 2.0], "
                          "[3.0, 4.0]])).requires_grad_()")
+
+    def test_an_input_that_was_a_view_is_one(self):
+        # Dynamo guards a view and its base apart: a problem may show on a view only.
+        self.assertTrue(self.view["inputs"][0]["view"])
+        self.assertFalse(self.pow["inputs"][0]["view"])
+        self.assertIn("torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).view(2, 3)", plain_repro.render(self.view, "x", "t"))
+        strided = {"shape": [2, 2], "stride": [1, 2], "dtype": "torch.float32", "values": [[1.0, 2.0], [3.0, 4.0]],
+                   "view": True, "requires_grad": True}
+        made = eval(plain_repro.tensor_source(strided), {"torch": torch})
+        self.assertTrue(made._is_view() and made.requires_grad)
+        self.assertEqual((made.stride(), made.tolist()), ((1, 2), [[1.0, 2.0], [3.0, 4.0]]))
+
+    def test_the_attribute_a_check_named_is_compared_before_values(self):
+        # Its values may differ too, another problem: the script prints the one it was made for.
+        path = self.script("requires_grad_lost", self.gradients, "faulty:detaches_and_adds")
+        path.write_text(plain_repro.render(self.gradients, "faulty:detaches_and_adds", "t", kind="requires_grad"))
+        result = self.run_script(path)
+        self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+        self.assertIn("output requires_grad: [False, False], eager gives [True, True]", result.stdout + result.stderr)
+
+    def test_a_message_that_says_grad_is_not_a_difference_in_gradients(self):
+        self.assertIsNone(problems.kind("RuntimeError: a leaf Variable that requires grad is being used in an "
+                                        "in-place operation."))
+        self.assertFalse(problems.needs_backward("AssertionError: True != False : grad mode after the call differs"))
+        self.assertTrue(problems.needs_backward("AssertionError: gradient of input 0: values differ from eager"))
+        self.assertEqual(problems.kind("AssertionError: False != True : grad of input 0: presence differs"), "grad")
 
     def test_a_backend_in_a_file_is_imported_by_its_name_not_its_path(self):
         lines, expression = plain_repro.backend_source("/home/someone/backends/mine.py:Compiler()")
@@ -176,6 +220,10 @@ class PlainReproTests(unittest.TestCase):
                   "inputs": [dict(self.mutation["inputs"][0], shape=[2, 2], stride=[2, 1],
                                   values=[[1.0, 2.0], [3.0, 4.0]])]}
         cases.append((self.script("eager_raises", broken, "aot_eager"), (), plain_repro.CANNOT_CHECK, ""))
+        cases.append((self.script("view_refused", self.view, "faulty:refuses_views"), (), 1,
+                      "the compiled call raised AssertionError('sources must not be empty for symbol s0')"))
+        cases.append((self.script("view_refused", self.view, "faulty:refuses_views"), ("--backend", "aot_eager"), 0,
+                      "agrees"))
         cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True), (), 1,
                       "backward raised RuntimeError('no backward for this graph')"))
         cases.append((self.script("backward_raises", self.gradients, "faulty:backward_raises", backward=True),
@@ -226,6 +274,17 @@ class ReductionTests(unittest.TestCase):
         self.assertIn("output: values differ from eager", printed)
         self.assertEqual(reduce.run(text, "aot_eager")[0], 0)
         self.assertLessEqual(len(text.splitlines()), 25, text)
+
+    def test_a_record_that_does_not_say_which_inputs_were_views_is_tried_with_views(self):
+        # An earlier version's record: its generic replay made every input a view.
+        graph = _recorded(_first_row_squeezed, torch.arange(6.0).view(2, 3))
+        graph["inputs"] = [{key: value for key, value in spec.items() if key != "view"} for spec in graph["inputs"]]
+        lines = []
+        reduce.Reduction({"id": "v", "graphs": [graph], "backend": "faulty:refuses_views", "outcome": "ERROR",
+                          "signature": "AssertionError: sources must not be empty for symbol s96", "seconds": 20},
+                         lines.append).reduce()
+        self.assertTrue(lines and lines[-1]["graph"]["inputs"][0]["view"], lines)
+        self.assertIn(").view(", plain_repro.render(lines[-1]["graph"], "faulty:refuses_views", "t"))
 
     def test_a_graph_that_does_not_show_it_is_not_kept(self):
         lines = []
