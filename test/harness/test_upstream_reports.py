@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+import types
 import unittest
 from pathlib import Path
 
@@ -176,6 +177,25 @@ class UpstreamReportTests(unittest.TestCase):
         shown.control = 1
         self.assertFalse(upstream.ready(problem, shown))
         self.assertIn("exit 1 under --backend aot_eager too", upstream.status(shown, problem))
+
+    def test_issues_whose_reduced_scripts_are_the_same_name_each_other(self):
+        # Twenty issues of one bug are one issue to file: the reduced script tells them apart or not.
+        found = {problem.id: problem for problem in problems.group(self.tests)}
+        values, dtype = found[self.ids["FAILcheck"]], found[self.ids["dtype"]]
+        script = "\nimport torch\nprint(torch.ones(1) + 1)\n"
+
+        def plain(heading: str, output: str) -> generic.Checked:
+            return generic.Checked("repro.py", f'"""{heading}"""{script}', True, 1, output, 1.0, form="plain",
+                                   title=heading, control=0)
+
+        report = types.SimpleNamespace(checked={
+            values.id: plain("one", "output: values differ from eager"),
+            dtype.id: plain("two", "output: dtype differs from eager")})
+        same = upstream.same_repro([values, dtype], report)
+        self.assertEqual({key: [other.id for other in others] for key, others in same.items()},
+                         {values.id: [dtype.id], dtype.id: [values.id]})
+        report.checked[dtype.id] = plain("two", "output: values differ from eager")  # not the dtype it names
+        self.assertEqual(upstream.same_repro([values, dtype], report), {})
 
     def test_a_repro_that_did_not_show_or_finish_is_said_and_not_ready(self):
         self.assertIn("exit 0", self.issue("ERRORbackend compile"))

@@ -194,7 +194,20 @@ def status(checked: Any, problem: problems.Problem | None = None) -> str:
             + ("the problem shows" if checked.shows else "the problem did not show"))
 
 
-def issue(problem: problems.Problem, report: UpstreamReport) -> str:
+def same_repro(found: list[problems.Problem], report: UpstreamReport) -> dict[str, list[problems.Problem]]:
+    """problem id -> the other ready problems whose reduced script is the same as its own (its
+    title line aside): likely one bug of the backend, found by several scenarios."""
+    scripts: dict[str, list[problems.Problem]] = {}
+    for problem in found:
+        checked = report.checked.get(problem.id)
+        if checked is not None and checked.form == "plain" and ready(problem, checked):
+            scripts.setdefault(checked.text.split("\n", 1)[-1], []).append(problem)
+    return {problem.id: [other for other in group if other is not problem]
+            for group in scripts.values() if len(group) > 1 for problem in group}
+
+
+def issue(problem: problems.Problem, report: UpstreamReport,
+          same: dict[str, list[problems.Problem]] | None = None) -> str:
     """The repro first (inline where it is the plain form), then expected against actual in one
     line, the versions, and the suite's context after them."""
     run, checked = report.results.run, report.checked.get(problem.id)
@@ -212,6 +225,12 @@ def issue(problem: problems.Problem, report: UpstreamReport) -> str:
                   f"`python repro.py` exits 1 while the problem shows (0 once compiled agrees with eager; "
                   f"`--backend aot_eager` runs PyTorch's reference path). It needs torch and the backend's package "
                   f"only. It was {checked.reduction}.", ""]
+        others = (same or {}).get(problem.id, [])
+        if others:
+            lines += [f"The same script shows {len(others)} other problem{'s' if len(others) > 1 else ''} of this "
+                      "run, probably this bug: " + ", ".join(f"[{title(other, report.checked.get(other.id))}]"
+                                                             f"({other.id}.md)" for other in others[:5])
+                      + (f" and {len(others) - 5} more" if len(others) > 5 else "") + ".", ""]
     else:
         needs = ("It needs torch and the backend's package only." if checked.standalone else
                  "The problem shows in a scenario, not in one graph, so the repro runs the suite's scenario: it "
@@ -284,8 +303,15 @@ def index(found: list[problems.Problem], report: UpstreamReport) -> str:
              "behaviour the title names;",
              f"* {count[NEEDS_SUITE]} in `{NEEDS_SUITE}`: the repro showed it, but runs the suite's scenario;",
              f"* {count[UNCONFIRMED]} in `{UNCONFIRMED}`: the repro did not show it, showed another behaviour, or did "
-             "not finish: not to be filed as they are.", "",
-             "| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
+             "not finish: not to be filed as they are.", ""]
+    same = same_repro(found, report)
+    if same:
+        scripts = len({min(other.id for other in [problem, *same[problem.id]]) for problem in found
+                       if problem.id in same})
+        lines += [f"{len(same)} of the ready issues reduced to {scripts} script{'s' if scripts > 1 else ''} shared "
+                  "between them (each issue names the others): probably one bug per script, found by several "
+                  "scenarios. File one issue per script, naming the rest.", ""]
+    lines += ["| issue | tracker | tests | repro |", "| --- | --- | ---: | --- |"]
     for problem in sorted(found, key=lambda problem: ("", NEEDS_SUITE, UNCONFIRMED).index(placed[problem.id])):
         cell = title(problem, report.checked.get(problem.id)).replace("|", "\\|")
         lines.append(f"| [{cell}]({placed[problem.id]}{problem.id}.md) | {tracker(run, problem)} | "
@@ -297,11 +323,13 @@ def listing(found: list[problems.Problem], report: UpstreamReport,
             known: list[tuple[problems.Problem, int]] = ()) -> str:
     run = report.results.run
     placed = {problem.id: place(problem, report.checked.get(problem.id)) for problem in found}
+    same = same_repro(found, report)
     return json.dumps([{"id": problem.id, "title": title(problem, report.checked.get(problem.id)),
                         "tracker": tracker(run, problem),
                         "tests": len(problem.tests), "path": f"{placed[problem.id]}{problem.id}.md",
                         "ready": placed[problem.id] == "",
-                        "repro": getattr(report.checked.get(problem.id), "form", None)}
+                        "repro": getattr(report.checked.get(problem.id), "form", None),
+                        "same_repro": sorted(other.id for other in same.get(problem.id, []))}
                        for problem in found]
                       + [{"id": problem.id, "title": title(problem), "tracker": "https://github.com/pytorch/pytorch",
                           "tests": len(problem.tests), "path": None, "ready": False, "upstream": number}
@@ -332,7 +360,8 @@ def render(report: UpstreamReport) -> dict[str, str]:
     found = [problem for problem in problems.group(report.results.tests) if filed(problem)]
     known = known_upstream(found, report.results.run)
     written = [problem for problem in found if problem.id not in known]
-    return {**{f"{place(problem, report.checked.get(problem.id))}{problem.id}.md": issue(problem, report)
+    same = same_repro(written, report)
+    return {**{f"{place(problem, report.checked.get(problem.id))}{problem.id}.md": issue(problem, report, same)
                for problem in written},
             INDEX: index(written, report) + _known_lines(found, known),
             LISTING: listing(written, report, known=[(problem, known[problem.id]) for problem in found
