@@ -26,8 +26,9 @@ from harness import state
 
 EXACT_LIMIT = 64  # elements: tensors up to this size keep their values
 MAX_GRAPHS = 8  # per test: the last ones compiled
+# What FX's code names besides its inputs: a torch.device is written device(type='cpu').
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def tensor_spec(tensor: torch.Tensor) -> dict[str, Any]:

@@ -239,7 +239,9 @@ def function_source(code: str) -> str | None:
     forward.name = "f"
     forward.args.args = [ast.arg(arg=names[arg.arg]) for arg in forward.args.args[1:]]
     forward.returns, forward.body = None, body or [ast.Pass()]
-    rewritten = _Rewrite(names).visit(forward)
+    # FX writes a torch.device as device(type='cpu'): the script has no such name.
+    torch_names = {} if "device" in names.values() else {"device": ast.parse("torch.device", mode="eval").body}
+    rewritten = _Rewrite(names, torch_names).visit(forward)
     return ast.unparse(ast.fix_missing_locations(rewritten))
 
 

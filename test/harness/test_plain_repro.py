@@ -111,6 +111,10 @@ def _first_row_squeezed(x):
     return x * 2
 
 
+def _adds_zeros_on_its_device(x):
+    return x + torch.zeros(3, device=x.device)
+
+
 class PlainReproTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -167,6 +171,14 @@ class PlainReproTests(unittest.TestCase):
                                  "requires_grad": True}),
                          "torch.empty_strided((2, 2), (1, 2), dtype=torch.float32).copy_(torch.tensor([[0.1, 2.0], "
                          "[3.0, 4.0]])).requires_grad_()")
+
+    def test_a_graph_that_names_a_device_is_replayed_and_plain(self):
+        # FX writes a torch.device as device(type='cpu'): the LSTM's graphs on 2.9 had no repro for it.
+        graph = _recorded(_adds_zeros_on_its_device, torch.randn(3))
+        self.assertIn("device(type='cpu')", graph["code"])
+        text = plain_repro.render(graph, "aot_eager", "t")
+        self.assertIn("torch.device(type='cpu')", text)
+        self.assertEqual(reduce.run(text), (0, "torch.compile agrees with eager\n"))
 
     def test_an_input_that_was_a_view_is_one(self):
         # Dynamo guards a view and its base apart: a problem may show on a view only.
