@@ -27,6 +27,7 @@ import contextlib
 import copy
 import io
 import json
+import re
 import sys
 import time
 import traceback
@@ -99,6 +100,7 @@ class Reduction:
         self.best: dict[str, Any] | None = None
         self.steps: list[str] = []
         self.tried = 0
+        self.printed = ""  # by the last script run: which output differed, if one did
         self.backward = problems.needs_backward(request["signature"])  # gradients compared too
 
     def script(self, graph: dict[str, Any]) -> str | None:
@@ -116,6 +118,7 @@ class Reduction:
             return False
         self.tried += 1
         code, printed = run(text)
+        self.printed = printed
         if code != plain.SHOWS or not problems.shown_by(self.request["outcome"], self.request["signature"], printed):
             return False
         return run(text, REFERENCE)[0] == 0  # the reference agrees: the script blames the backend alone
@@ -158,6 +161,32 @@ class Reduction:
             return False
         self.keep(candidate, step)
         return True
+
+    def fewer_outputs(self) -> None:
+        """A graph of many outputs (an op sweep's sample batch: sixteen ops side by side) cut to
+        the one the comparison named, else halved while it shows: a few compiles where the
+        minifier's cuts take many, on a backend that takes seconds to a minute per compile."""
+        count = _output_count(self.best["code"])
+        if count <= 1:
+            return
+        hinted = re.search(r"^output: .*?The failure occurred for item \[(\d+)\]", self.printed, re.S | re.M)
+        left = count  # the outputs of the best graph so far
+        if hinted and int(hinted.group(1)) < count and self._outputs([int(hinted.group(1))]):
+            left = 1
+        while left > 1:
+            half = left // 2
+            if self._outputs(list(range(half))):
+                left = half
+            elif self._outputs(list(range(half, left))):
+                left -= half
+            else:
+                break
+        if left < count:
+            self.keep(self.best, f"outputs: {count} to {left}")
+
+    def _outputs(self, keep: list[int]) -> bool:
+        candidate = _with_outputs(self.best, keep)
+        return candidate is not None and self.attempt(candidate, "")
 
     def minify(self) -> None:
         before = ops(self.best)
@@ -224,7 +253,8 @@ class Reduction:
         try:
             if not self.choose():
                 return
-            for step in (self.minify, self.drop_statements, self.shrink_inputs, self.drop_arguments):
+            for step in (self.fewer_outputs, self.minify, self.drop_statements, self.shrink_inputs,
+                         self.drop_arguments):
                 step()
         except _OutOfTime:
             if self.best is not None:
@@ -326,6 +356,63 @@ def _smaller_inputs(spec: Any, signature: str):
         if spec["dtype"].removeprefix("torch.").startswith(("float", "bfloat")):
             simple = {key: value for key, value in spec.items() if key != "values"}
             yield "values drawn from [0, 1)", dict(simple, range=[0, 1])
+
+
+def _output_count(code: str) -> int:
+    returned = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Return)]
+    return len(returned[-1].value.elts) if returned and isinstance(returned[-1].value, ast.Tuple) else 1
+
+
+def _writes(value: ast.expr) -> bool:
+    """Whether a statement's value may change something (an in-place method, ``out=``, a
+    private call such as torch._C._set_grad_enabled): kept though nothing reads it."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name.endswith("_") or name.startswith("_") or any(keyword.arg == "out" for keyword in node.keywords):
+                return True
+    return False
+
+
+def _with_outputs(graph: dict[str, Any], keep: list[int]) -> dict[str, Any] | None:
+    """The graph returning only its outputs ``keep``, without what only the others needed
+    (statements and inputs)."""
+    tree = ast.parse(graph["code"])
+    forward = tree.body[0]
+    returned = forward.body[-1]
+    if not (isinstance(returned, ast.Return) and isinstance(returned.value, ast.Tuple)):
+        return None
+    returned.value.elts = [returned.value.elts[index] for index in keep]
+    changed = True
+    while changed:  # what nothing reads any more, and what only that read
+        changed = False
+        for index in reversed(range(len(forward.body) - 1)):
+            statement = forward.body[index]
+            if not (isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)):
+                continue
+            if isinstance(statement.value, ast.Constant) or _writes(statement.value):
+                continue  # FX's releases (x = None) stay: they read nothing
+            written = {target.id for target in statement.targets}
+            read = {node.id for later in forward.body[index + 1:] for node in ast.walk(later)
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+            if not written & read:
+                del forward.body[index]
+                changed = True
+    parameters = [arg.arg for arg in forward.args.args[1:]]
+    aliases = {index: statement for index, statement in enumerate(forward.body)  # Dynamo's l_x_ = L_x_
+               if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+               and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Name)
+               and statement.value.id in parameters}
+    read = {node.id for index, statement in enumerate(forward.body) if index not in aliases
+            for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    names = {name: {name} | {alias.targets[0].id for alias in aliases.values() if alias.value.id == name}
+             for name in parameters}
+    used = [index for index, name in enumerate(parameters) if names[name] & read]
+    forward.args.args = forward.args.args[:1] + [forward.args.args[1 + index] for index in used]
+    forward.body = [statement for index, statement in enumerate(forward.body)
+                    if index not in aliases or aliases[index].value.id in {parameters[each] for each in used}]
+    inputs = [graph["inputs"][index] for index in used]
+    return dict(graph, code=ast.unparse(tree) + "\n", inputs=inputs)
 
 
 def _without_statement(code: str, index: int) -> str | None:

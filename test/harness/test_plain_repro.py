@@ -53,6 +53,12 @@ FAULTY = textwrap.dedent('''
         return lambda *args: [out + 1 for out in gm(*args)]
 
 
+    def wrong_pow_output(gm, example_inputs):
+        outputs = next(node for node in gm.graph.nodes if node.op == "output").args[0]
+        wrong = [getattr(output, "target", None) is torch.pow for output in outputs]
+        return lambda *args: [out + 1 if bad else out for out, bad in zip(gm(*args), wrong)]
+
+
     class _Refused(torch.autograd.Function):
         @staticmethod
         def forward(ctx, value):
@@ -109,6 +115,10 @@ def _pow_among_others(x, y):
 def _first_row_squeezed(x):
     x[:1].squeeze_(0)
     return x * 2
+
+
+def _ops_side_by_side(a, b, c, d, e, f, g):
+    return torch.exp(a), torch.erf(b), torch.sin(c), torch.pow(d, e), torch.cos(f), torch.abs(g)
 
 
 def _adds_zeros_on_its_device(x):
@@ -271,7 +281,19 @@ class ReductionTests(unittest.TestCase):
         self.assertEqual(reduce.ops(self.before), 6, self.before["code"])  # sin, mul, pow, sum, add, cos
         self.assertEqual(reduce.ops(self.after), 1, self.after["code"])
         self.assertIn("torch.pow(", self.after["code"])
-        self.assertIn("PyTorch's FX minifier: 6 operations to 1", self.lines[-1]["steps"])
+        self.assertEqual(self.lines[-1]["steps"][1:3], ["outputs: 2 to 1", "PyTorch's FX minifier: 5 operations to 1"])
+
+    def test_a_graph_of_many_outputs_is_cut_to_the_one_that_differs_in_a_few_scripts(self):
+        # An op sweep's batch: ops side by side, each its own inputs; the comparison names the output.
+        graph = _recorded(_ops_side_by_side, *(torch.rand(3) for _ in range(7)))
+        lines = []
+        reduce.Reduction({"id": "s", "graphs": [graph], "backend": "faulty:wrong_pow_output", "outcome": "FAIL",
+                          "signature": "output: values differ from eager", "seconds": 60}, lines.append).reduce()
+        self.assertIn("outputs: 6 to 1", lines[-1]["steps"])
+        outputs = next(line for line in lines if reduce._output_count(line["graph"]["code"]) == 1)
+        self.assertLessEqual(outputs["tried"], 3, outputs)  # the graph, then the output the comparison named
+        self.assertEqual(len(outputs["graph"]["inputs"]), 2, outputs["graph"])  # pow's two, not seven
+        self.assertEqual(plain_repro.operations(lines[-1]["graph"]["code"]), ["pow"])
 
     def test_its_inputs_are_smaller_and_simpler(self):
         specs = [spec for spec in self.after["inputs"] if isinstance(spec, dict)]
