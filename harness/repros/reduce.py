@@ -8,11 +8,13 @@ problem's outcome and signature, and the seconds it may take. For each, in order
 1. each graph is rendered as a plain script (harness.repros.plain) and run here, in this
    process, until one *shows* the problem: it exits 1 on the backend, printing the behaviour
    the problem names (harness.report.problems.shown_by), and exits 0 under ``--backend aot_eager``;
-2. that graph is cut by PyTorch's FX minifier (``torch._functorch.fx_minifier``: the graph's
-   tail, then halves, quarters... of it replaced by inputs holding what they computed);
-3. then its inputs: requires_grad dropped, fewer dimensions, smaller sizes, plain strides,
-   values drawn from [0, 1);
-4. then each call's own arguments: keywords and trailing constants left to their defaults.
+2. a graph of many outputs is cut to the one the comparison named, else halved;
+3. that graph is cut by PyTorch's FX minifier (``torch._functorch.fx_minifier``: the graph's
+   tail, then halves, quarters... of it replaced by inputs holding what they computed), and
+   statements nothing reads are dropped;
+4. then its inputs: a tensor of its own rather than a view, requires_grad dropped, fewer
+   dimensions, smaller sizes, plain strides, values drawn from [0, 1);
+5. then each call's own arguments: keywords and trailing constants left to their defaults.
 
 A smaller graph is kept only while its script still shows the problem, so every step is
 optional and the request's seconds bound them all. RESULTS gets a JSON line each time a
