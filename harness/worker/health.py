@@ -8,8 +8,9 @@ hundred tests. Instead each worker compiles a small canary program through each 
 tests use, before its first test (its *baseline*: how the canary behaves in a healthy
 process, right or wrong; outside any test's time and time limit). After a failure, before the next
 test of a backend, the canary runs again through that backend; the worker is healthy for
-that backend when the canary behaves exactly as in its baseline (same values bit for bit,
-or the same error). Then that test's result is its own.
+that backend when the canary behaves exactly as in its baseline (as many graphs received,
+the same values bit for bit or the same error: a test that left Dynamo running everything
+eagerly leaves right values and no graph). Then that test's result is its own.
 
 When the canary behaves otherwise the worker is broken for good: every later result in it
 is a *follower* of the failure, which ``harness.run.isolation`` reruns in a fresh worker.
@@ -49,10 +50,13 @@ class Behaviour:
 
     values: tuple | None = None  # CPU tensors
     error: str = ""
+    graphs: int = 0  # the backend received: none where Dynamo ran the program eagerly (a broken Dynamo)
 
     def same_as(self, other: Behaviour) -> bool:
         import torch
 
+        if self.graphs != other.graphs:
+            return False
         if self.values is None or other.values is None:
             return self.values is other.values and self.error == other.error
         return len(self.values) == len(other.values) and all(
@@ -75,18 +79,26 @@ def canary(backend: Any, device: str) -> Behaviour:
 
     before = state.snapshot()
     compat.reset_dynamo()
+    received = []
+    compiler = compat.lookup_backend(backend) if isinstance(backend, str) else backend
+
+    def counted(gm, example_inputs, **kwargs):
+        received.append(gm)
+        return compiler(gm, example_inputs, **kwargs)
+
     try:
         with torch.random.fork_rng(devices=[]), torch.enable_grad():
             x = torch.linspace(-1.0, 1.0, 12, device=device).reshape(3, 4)
             w = torch.linspace(-0.5, 0.5, 8, device=device).reshape(4, 2).requires_grad_()
             bias = torch.tensor([0.25, -0.125], device=device, requires_grad=True)
-            outputs = torch.compile(_program, backend=backend)(x, w, bias)
+            outputs = torch.compile(_program, backend=counted)(x, w, bias)
             (outputs[0].sum() + outputs[1]).backward()
             values = (*outputs, w.grad, bias.grad)
-            return Behaviour(values=tuple(value.detach().to("cpu", copy=True) for value in values))
+            return Behaviour(values=tuple(value.detach().to("cpu", copy=True) for value in values),
+                             graphs=len(received))
     except Exception as error:  # the canary's failure is data: compared with the baseline's
         message = (str(error).strip().splitlines() or [""])[0]
-        return Behaviour(error=f"{type(error).__name__}: {_ADDRESS.sub('0x?', message)}")
+        return Behaviour(error=f"{type(error).__name__}: {_ADDRESS.sub('0x?', message)}", graphs=len(received))
     finally:
         compat.reset_dynamo()
         if state.leaked(before, state.snapshot()):  # a faulty backend's leak is no later test's

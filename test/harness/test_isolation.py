@@ -161,6 +161,18 @@ class HealthTests(unittest.TestCase):
         self.assertFalse(nan.same_as(health.Behaviour(values=(torch.tensor([float("nan"), 1.5]),))))
         self.assertEqual(state.leaked(before, state.snapshot()), [])
         self.assertTrue(torch.equal(rng, torch.get_rng_state()))
+        self.assertEqual(first.graphs, 1)
+
+    def test_a_dynamo_that_runs_everything_eagerly_is_a_broken_worker(self):
+        # Right values and no graph: what a test that left Dynamo off leaves (ThunderCompiler's
+        # row of 2026-12-07, 141 tests failing 'received no graph' after one thread-pool test).
+        import torch
+
+        healthy = health.canary("aot_eager", "cpu")
+        with torch._dynamo.config.patch(disable=True):
+            eager = health.canary("aot_eager", "cpu")
+        self.assertEqual(eager.graphs, 0)
+        self.assertFalse(eager.same_as(healthy))
 
 
 class _Spec:
