@@ -303,7 +303,8 @@ def operations(code: str) -> list[str]:
             dotted = ast.unparse(node.func).split(".")
             # torch.ops.aten.sym_size.int: the op is sym_size; the last part is its overload.
             name = dotted[3] if dotted[:2] == ["torch", "ops"] and len(dotted) > 3 else dotted[-1]
-            if name and not name.startswith(("_set_grad", "_assert")):
+            # slice(...) of an indexing and device(...) are arguments, not operations.
+            if name and not name.startswith(("_set_grad", "_assert")) and name not in ("slice", "device"):
                 found.append(name)
         elif isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
             found.append(_OPERATORS[type(node.op)])

@@ -135,6 +135,8 @@ def described_inputs(specs: list[Any]) -> str:
             text += " expanded"
         elif not plain.contiguous(list(shape), list(spec["stride"])):
             text += " strided"
+        if spec.get("view"):
+            text += " view"
         parts.append(text)
     if len(parts) > 3:
         return f"{len(parts)} tensors"
