@@ -427,6 +427,21 @@ def pop_torch_function_mode() -> None:
     torch._C._pop_torch_function_stack()
 
 
+def functorch_transforms() -> tuple[str, ...]:
+    """The functorch transforms open on this thread, outermost first (``Grad``, ``Vmap``...)."""
+    return tuple(str(interpreter.key()).rsplit(".", 1)[-1]
+                 for interpreter in torch._C._functorch.get_interpreter_stack() or ())
+
+
+def pop_functorch_transform() -> None:
+    """Leave the innermost functorch transform (one a raising backend left open: every later
+    tensor op is then traced by it, and Dynamo runs every later scenario eagerly)."""
+    functorch = torch._C._functorch
+    innermost = functorch_transforms()[-1]
+    {"Grad": functorch._grad_decrement_nesting, "Vmap": functorch._vmap_decrement_nesting,
+     "Jvp": functorch._jvp_decrement_nesting, "Functionalize": functorch._func_decrement_nesting}[innermost]()
+
+
 # ---------------------------------------------------------------------------------------
 # Guard-failure reasons. Dynamo's wording of a reason stays put across releases; what
 # changes is the decoration around it, which normalization strips.

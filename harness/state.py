@@ -74,8 +74,14 @@ def fp_environment() -> tuple[str, str, str]:
             "read" if multiplied[1] != 0.0 else "read as zero")
 
 
+FUNCTORCH = "functorch transforms open"
+
+
 def _torch_state() -> dict[str, Any]:
+    transforms = compat.functorch_transforms()
     return {
+        # A transform left open (torch.func.grad's level, never left) traces every later op.
+        FUNCTORCH: transforms,
         "torch.is_grad_enabled()": torch.is_grad_enabled(),
         "torch.is_inference_mode_enabled()": torch.is_inference_mode_enabled(),
         "torch.get_default_dtype()": torch.get_default_dtype(),
@@ -87,7 +93,8 @@ def _torch_state() -> dict[str, Any]:
         # A TorchFunctionMode left on (``with torch.device(...)`` never exited, say) changes
         # every later test's tensors.
         "torch function modes": _function_modes(),
-        FP_ENVIRONMENT: fp_environment(),
+        # Read through an open transform, the environment's probe cannot turn into numbers.
+        FP_ENVIRONMENT: fp_environment() if not transforms else None,
     }
 
 
@@ -120,6 +127,8 @@ def leaked(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 def restore(before: dict[str, Any]) -> None:
     """Put the snapshot's values back."""
     # Inference mode can only be left through its context manager, so it is reported, not undone.
+    while len(compat.functorch_transforms()) > len(before.get(FUNCTORCH, ())):
+        compat.pop_functorch_transform()
     while len(_function_modes()) > len(before["torch function modes"]):
         compat.pop_torch_function_mode()
     torch.set_grad_enabled(before["torch.is_grad_enabled()"])
@@ -132,7 +141,8 @@ def restore(before: dict[str, Any]) -> None:
     # Only torch's switch of both flush flags can be put back portably; a rounding mode left
     # changed is reported, not undone.
     environment = before[FP_ENVIRONMENT]
-    torch.set_flush_denormal(environment[1:] != ("kept", "read"))
+    if environment is not None:
+        torch.set_flush_denormal(environment[1:] != ("kept", "read"))
     now = snapshot()
     for module_name, module in compat.loaded_config_modules().items():
         prefix = f"{module_name}."

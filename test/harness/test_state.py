@@ -87,6 +87,14 @@ class LeakTests(_StateTestBase):
                                         "'read as zero')")
         self.assertNotEqual((torch.tensor(1e-38) * 1e-3).item(), 0.0)  # put back
 
+    def test_a_functorch_transform_left_open(self):
+        # What a backend raising inside torch.func.grad's level can leave: every later op traced
+        # by it, and Dynamo running every later scenario eagerly (ThunderCompiler, 2026-12-07).
+        result = self.run_leaking(torch._C._functorch._grad_increment_nesting)
+        self.assertLeakReported(result, "functorch transforms open: () -> ('Grad',)")
+        self.assertEqual(torch._C._functorch.get_interpreter_stack(), None)
+        self.assertEqual((torch.ones(2) + 1).tolist(), [2.0, 2.0])
+
     def test_every_leak_is_named(self):
         def leak_two():
             torch.set_grad_enabled(False)
