@@ -6,10 +6,10 @@ import torch
 from torch_max_backend import max_backend
 
 def f(weight, bias, x, running_mean, running_var, weight_2, bias_2, weight_3, bias_3):
-    input_1 = torch.conv2d(x, weight, bias, (1, 1), (1, 1), (1, 1))
+    input_1 = torch.conv2d(x, weight, bias, (1, 1), (1, 1), (1, 1), 1)
     input_2 = torch.nn.functional.batch_norm(input_1, running_mean, running_var, weight_2, bias_2, False, 0.1, 1e-05)
     input_3 = torch.nn.functional.relu(input_2, inplace=False)
-    input_4 = torch.conv2d(input_3, weight_3, bias_3, (1, 1), (1, 1), (1, 1), 1)
+    input_4 = torch.conv2d(input_3, weight_3, bias_3, (1, 1), (1, 1), (1, 1))
     return input_4
 
 torch.manual_seed(0)

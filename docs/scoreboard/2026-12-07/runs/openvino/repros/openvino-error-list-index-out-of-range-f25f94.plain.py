@@ -5,7 +5,7 @@ sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
 import torch
 
 def f(dest, t):
-    dest[slice(None, None, None), slice(None, -1, None), slice(None, None, None), slice(8, None)] = t
+    dest[:, :-1, :, 8:] = t
     return dest.view(1, 2, 32, 17)
 
 torch.manual_seed(0)

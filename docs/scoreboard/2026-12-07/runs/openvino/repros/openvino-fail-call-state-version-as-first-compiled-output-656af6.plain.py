@@ -15,11 +15,11 @@ try:
     actual = compiled(*args)
 except Exception as error:  # Dynamo wraps the backend's own error
     sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+got, want = ([getattr(t, 'requires_grad', None) for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, expected))
+if got != want:
+    sys.exit(f"output requires_grad: {got}, eager gives {want}")
 try:
     torch.testing.assert_close(actual, expected, equal_nan=True)
 except AssertionError as error:
     sys.exit(f"output: values differ from eager: {error}")
-got, want = ([getattr(t, 'requires_grad', None) for t in torch.utils._pytree.tree_leaves(out)] for out in (actual, expected))
-if got != want:
-    sys.exit(f"output requires_grad: {got}, eager gives {want}")
 print("torch.compile agrees with eager")

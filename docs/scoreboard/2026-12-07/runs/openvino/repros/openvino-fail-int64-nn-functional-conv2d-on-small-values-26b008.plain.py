@@ -1,4 +1,4 @@
-"""repeat, conv2d, linear of 7 tensors: AssertionError: sources must not be empty for symbol s2 (torch.compile, backend="openvino")"""
+"""repeat, conv2d, linear of 7 tensors: AssertionError: sources must not be empty for symbol s24 (torch.compile, backend="openvino")"""
 import os, sys
 # Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
 sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))

@@ -38,12 +38,12 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 42.1
-GRAPHS = [{'code': 'def forward(self, L_logits_ : torch.Tensor, L_target_ : torch.Tensor):\n    l_logits_ = L_logits_\n    l_target_ = L_target_\n    log_softmax = l_logits_.log_softmax(-1);  l_logits_ = None\n    mul = log_softmax.mul(0.5);  log_softmax = None\n    loss = torch.nn.functional.cross_entropy(mul, l_target_);  mul = l_target_ = None\n    return (loss,)\n', 'inputs': [{'shape': [256, 1000], 'stride': [1000, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'range': [-5.078571319580078, 4.3489508628845215]}, {'shape': [256], 'stride': [1], 'dtype': 'torch.int64', 'device': 'xla', 'requires_grad': False, 'range': [2, 996]}]}, {'code': 'def forward(self, L_loss_ : torch.Tensor):\n    l_loss_ = L_loss_\n    detach = l_loss_.detach();  l_loss_ = None\n    return (detach,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': 7.0550665855407715}]}]
+GRAPHS = [{'code': 'def forward(self, L_logits_ : torch.Tensor, L_target_ : torch.Tensor):\n    l_logits_ = L_logits_\n    l_target_ = L_target_\n    log_softmax = l_logits_.log_softmax(-1);  l_logits_ = None\n    mul = log_softmax.mul(0.5);  log_softmax = None\n    loss = torch.nn.functional.cross_entropy(mul, l_target_);  mul = l_target_ = None\n    return (loss,)\n', 'inputs': [{'shape': [256, 1000], 'stride': [1000, 1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'view': False, 'range': [-4.456460952758789, 4.257681846618652]}, {'shape': [256], 'stride': [1], 'dtype': 'torch.int64', 'device': 'xla', 'requires_grad': False, 'view': False, 'range': [7, 999]}]}, {'code': 'def forward(self, L_loss_ : torch.Tensor):\n    l_loss_ = L_loss_\n    detach = l_loss_.detach();  l_loss_ = None\n    return (detach,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'view': False, 'values': 7.039332866668701}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

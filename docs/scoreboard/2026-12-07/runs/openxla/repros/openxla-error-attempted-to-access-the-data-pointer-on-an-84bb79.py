@@ -1,6 +1,6 @@
 """Standalone repro of a dynamo-aot-suite problem: openxla-error-attempted-to-access-the-data-pointer-on-an-84bb79
 
-ERROR on backend openxla, 3 test(s); made from test.dynamo.test_training_loop.TrainingLoopTests_openxla.test_compiled_optimizer_step_0_sgd_momentum_foreach
+ERROR on backend openxla, 3 test(s); made from test.dynamo.test_backend_contract.PythonSideEffectTests_openxla.test_dict_set_del_pop
   RuntimeError: Attempted to access the data pointer on an invalid python storage.
 
 Written by dynamo-aot-suite 0.5.0 with torch 2.9.1+cu128.
@@ -33,17 +33,17 @@ PROBLEM = 'openxla-error-attempted-to-access-the-data-pointer-on-an-84bb79'
 BACKEND = 'openxla'
 SUITE = '0.5.0'
 PROJECT_DIRS = []
-SCENARIO = ['test.dynamo.test_training_loop', 'TrainingLoopTests', 'test_compiled_optimizer_step_0_sgd_momentum_foreach']
+SCENARIO = ['test.dynamo.test_backend_contract', 'PythonSideEffectTests', 'test_dict_set_del_pop']
 ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla', 'DYNAMO_SUITE_TIER': 'smoke'}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
-TIME_LIMIT = 35.8
+TIME_LIMIT = 30.3
 GRAPHS = []
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: openxla-error-dynamo-failed-to-run-fx-node-with-fake-ten-f5028e
 
 ERROR on backend openxla, 1 test(s); made from test.dynamo.test_backend_contract.OutputContractTests_openxla.test_nan_and_inf_propagate
-  TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function <built-in method maximum of type object at 0x7f317e3e7a60>(*(FakeTensor(..., device='xla:0', size=(5,)), FakeTensor(..., device='xla', size=())), **{}): got RuntimeError('Unhandled FakeTensor Device Propagation for aten.maximum.default, found two different devices xla:0, xla')
+  TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function <built-in method maximum of type object at 0x7fb7e63e7a60>(*(FakeTensor(..., device='xla:0', size=(5,)), FakeTensor(..., device='xla', size=())), **{}): got RuntimeError('Unhandled FakeTensor Device Propagation for aten.maximum.default, found two different devices xla:0, xla')
 
 Written by dynamo-aot-suite 0.5.0 with torch 2.9.1+cu128.
 
@@ -43,7 +43,7 @@ CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the pro
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

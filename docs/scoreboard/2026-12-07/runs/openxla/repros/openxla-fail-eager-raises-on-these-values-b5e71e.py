@@ -38,12 +38,12 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 33.2
-GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_y_ : torch.Tensor):\n    l_x_ = L_x_\n    l_y_ = L_y_\n    smooth_l1_loss = torch.nn.functional.smooth_l1_loss(l_x_, l_y_, beta = 1.0);  l_x_ = l_y_ = None\n    return (smooth_l1_loss,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [1.622820496559143, -2.7367115020751953, 1.3834900856018066, -0.21513520181179047]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [0.2592014968395233, -0.8523975014686584, 1.589766502380371, 3.4219186305999756]}]}]
+GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_y_ : torch.Tensor):\n    l_x_ = L_x_\n    l_y_ = L_y_\n    smooth_l1_loss = torch.nn.functional.smooth_l1_loss(l_x_, l_y_, beta = 1.0);  l_x_ = l_y_ = None\n    return (smooth_l1_loss,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'view': False, 'values': [1.622820496559143, -2.7367115020751953, 1.3834900856018066, -0.21513520181179047]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'view': False, 'values': [0.2592014968395233, -0.8523975014686584, 1.589766502380371, 3.4219186305999756]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

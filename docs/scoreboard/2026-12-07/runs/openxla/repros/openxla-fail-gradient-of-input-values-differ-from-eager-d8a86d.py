@@ -38,12 +38,12 @@ ENVIRONMENT = {'DYNAMO_SUITE_IMPORTS': 'torch_xla', 'DYNAMO_SUITE_DEVICE': 'xla'
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 39.5
-GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor, L_c_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    l_c_ = L_c_\n    mul = l_a_.mul(l_b_);  l_a_ = l_b_ = None\n    sin = mul.sin();  mul = None\n    add = sin.add(l_c_);  sin = l_c_ = None\n    sum_1 = add.sum();  add = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [-1.2244586944580078, -2.1542487144470215, 0.2160620540380478, -0.48347994685173035]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'values': [0.9978100657463074, -0.17821289598941803, 0.2788291871547699, 1.6653977632522583]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'values': [-0.34662920236587524, 1.4524682760238647, -0.5880230665206909, -0.22112688422203064]}]}]
+GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor, L_c_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    l_c_ = L_c_\n    mul = l_a_.mul(l_b_);  l_a_ = l_b_ = None\n    sin = mul.sin();  mul = None\n    add = sin.add(l_c_);  sin = l_c_ = None\n    sum_1 = add.sum();  add = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'view': False, 'values': [-1.3259466886520386, -0.22039857506752014, 0.6599963307380676, -0.327723890542984]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': False, 'view': False, 'values': [-0.7571430206298828, 1.4880917072296143, 0.8368338942527771, -0.45240074396133423]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'xla', 'requires_grad': True, 'view': False, 'values': [1.4429632425308228, 0.47954660654067993, -0.3056322932243347, -0.4210456609725952]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

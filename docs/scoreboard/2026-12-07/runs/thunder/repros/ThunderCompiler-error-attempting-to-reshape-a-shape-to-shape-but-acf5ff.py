@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 42.1
-GRAPHS = [{'code': 'def forward(self, s33 : torch.SymInt, L_args_0_ : torch.Tensor, s6 : torch.SymInt, s5 : torch.SymInt, L_args_1_ : torch.Tensor, s21 : torch.SymInt, s30 : torch.SymInt, L_args_2_ : torch.Tensor):\n    l_args_0_ = L_args_0_\n    l_args_1_ = L_args_1_\n    l_args_2_ = L_args_2_\n    add_ = l_args_0_.add_(1);  add_ = None\n    add__1 = l_args_1_.add_(1);  l_args_1_ = add__1 = None\n    add__2 = l_args_2_.add_(1);  l_args_2_ = add__2 = None\n    return (l_args_0_,)\n', 'inputs': [5, {'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [1.0, 1.0, 1.0, 1.0, 1.0]}, 6, 7, {'shape': [6], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]}, 11, 9, {'shape': [11], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]}]}]
+GRAPHS = [{'code': 'def forward(self, s33 : torch.SymInt, L_args_0_ : torch.Tensor, s6 : torch.SymInt, s5 : torch.SymInt, L_args_1_ : torch.Tensor, s21 : torch.SymInt, s30 : torch.SymInt, L_args_2_ : torch.Tensor):\n    l_args_0_ = L_args_0_\n    l_args_1_ = L_args_1_\n    l_args_2_ = L_args_2_\n    add_ = l_args_0_.add_(1);  add_ = None\n    add__1 = l_args_1_.add_(1);  l_args_1_ = add__1 = None\n    add__2 = l_args_2_.add_(1);  l_args_2_ = add__2 = None\n    return (l_args_0_,)\n', 'inputs': [5, {'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': True, 'values': [1.0, 1.0, 1.0, 1.0, 1.0]}, 6, 7, {'shape': [6], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': True, 'values': [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]}, 11, 9, {'shape': [11], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': True, 'values': [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

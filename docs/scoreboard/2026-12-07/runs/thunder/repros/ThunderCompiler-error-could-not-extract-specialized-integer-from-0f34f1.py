@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 43.8
-GRAPHS = []
+GRAPHS = [{'code': 'def forward(self, L_arg_ : torch.Tensor, L_sentinel_ : torch.Tensor):\n    l_arg_ = L_arg_\n    l_sentinel_ = L_sentinel_\n    full = torch.full((1, 2), -66, dtype = torch.int32, device = device(type=\'cpu\'))\n    full_1 = torch.full((1, 2), 77, dtype = torch.int64, device = device(type=\'cpu\'))\n    offsets = full.add(full_1);  full = full_1 = None\n    full_2 = torch.full((1, 2), -64, dtype = torch.int32, device = device(type=\'cpu\'))\n    scaled = offsets.mul(full_2);  offsets = full_2 = None\n    full_3 = torch.full((3, 4), False, dtype = torch.bool, device = device(type=\'cpu\'))\n    empty_indices = torch.nonzero(full_3);  full_3 = None\n    sym_size_int = torch.ops.aten.sym_size.int(empty_indices, 0)\n    _check_is_size = torch._check_is_size(sym_size_int);  _check_is_size = None\n    ge = sym_size_int >= 0\n    _assert_scalar_default = torch.ops.aten._assert_scalar.default(ge, "Runtime assertion failed for expression u0 >= 0 on node \'ge\'");  ge = _assert_scalar_default = None\n    le = sym_size_int <= 12;  sym_size_int = None\n    _assert_scalar_default_1 = torch.ops.aten._assert_scalar.default(le, "Runtime assertion failed for expression u0 <= 12 on node \'le\'");  le = _assert_scalar_default_1 = None\n    add_1 = scaled.add(empty_indices);  scaled = empty_indices = None\n    div = torch.div(l_arg_, add_1);  l_arg_ = add_1 = None\n    result = div.mul(l_sentinel_);  div = l_sentinel_ = None\n    return (result,)\n', 'inputs': [{'shape': [1, 2], 'stride': [2, 1], 'dtype': 'torch.int64', 'device': 'cpu', 'requires_grad': False, 'view': False, 'values': [[2, 0]]}, {'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': 1.0}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

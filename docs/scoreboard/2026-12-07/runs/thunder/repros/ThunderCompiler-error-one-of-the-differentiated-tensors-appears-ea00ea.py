@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 37.9
-GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor):\n    l_x_ = L_x_\n    sin = l_x_.sin();  l_x_ = None\n    y = sin.exp();  sin = None\n    return (y,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': 1.0}]}, {'code': 'def forward(self, L_args_0_ : torch.Tensor):\n    l_args_0_ = L_args_0_\n    detach_default = torch.ops.aten.detach.default(l_args_0_);  l_args_0_ = None\n    return (detach_default,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': 2.319776773452759}]}, {'code': 'def forward(self, L_saved_for_backward_0_0_ : torch.Tensor, L_cotangents_0_ : torch.Tensor, L_saved_for_backward_0_1_ : torch.Tensor):\n    l_saved_for_backward_0_0_ = L_saved_for_backward_0_0_\n    l_cotangents_0_ = L_cotangents_0_\n    l_saved_for_backward_0_1_ = L_saved_for_backward_0_1_\n    t17 = torch.cos(l_saved_for_backward_0_0_);  l_saved_for_backward_0_0_ = None\n    t16 = torch.mul(l_cotangents_0_, l_saved_for_backward_0_1_);  l_cotangents_0_ = l_saved_for_backward_0_1_ = None\n    t18 = torch.mul(t16, t17);  t16 = t17 = None\n    return (t18,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': 1.0}, {'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': 1.0}, {'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': 2.319776773452759}]}]
+GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor):\n    l_x_ = L_x_\n    sin = l_x_.sin();  l_x_ = None\n    y = sin.exp();  sin = None\n    return (y,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': 1.0}]}, {'code': 'def forward(self, L_args_0_ : torch.Tensor):\n    l_args_0_ = L_args_0_\n    detach_default = torch.ops.aten.detach.default(l_args_0_);  l_args_0_ = None\n    return (detach_default,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': False, 'values': 2.319776773452759}]}, {'code': 'def forward(self, L_saved_for_backward_0_0_ : torch.Tensor, L_cotangents_0_ : torch.Tensor, L_saved_for_backward_0_1_ : torch.Tensor):\n    l_saved_for_backward_0_0_ = L_saved_for_backward_0_0_\n    l_cotangents_0_ = L_cotangents_0_\n    l_saved_for_backward_0_1_ = L_saved_for_backward_0_1_\n    t17 = torch.cos(l_saved_for_backward_0_0_);  l_saved_for_backward_0_0_ = None\n    t16 = torch.mul(l_cotangents_0_, l_saved_for_backward_0_1_);  l_cotangents_0_ = l_saved_for_backward_0_1_ = None\n    t18 = torch.mul(t16, t17);  t16 = t17 = None\n    return (t18,)\n', 'inputs': [{'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': 1.0}, {'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': 1.0}, {'shape': [], 'stride': [], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': 2.319776773452759}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -1,7 +1,7 @@
 """Standalone repro of a dynamo-aot-suite problem: ThunderCompiler-error-pybind11-builtins-pybind11-detail-function-125db9
 
 ERROR on backend ThunderCompiler, 1 test(s); made from test.dynamo.test_backend_contract.ChangingInputsTests_ThunderCompiler.test_dims_marked_dynamic_2_scale_factor_from_the_size
-  the backend's compiler raised RuntimeError: <pybind11_builtins.pybind11_detail_function_record_v1_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1 object at 0x7fc393a7b090> is not pickleable.
+  the backend's compiler raised RuntimeError: <pybind11_builtins.pybind11_detail_function_record_v1_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1 object at 0x7fe56647b090> is not pickleable.
 
 Written by dynamo-aot-suite 0.5.0 with torch 2.9.1+cu128.
 
@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 46.1
-GRAPHS = [{'code': "def forward(self, s73 : torch.SymInt, s6 : torch.SymInt, L_image_ : torch.Tensor, L_table_ : torch.Tensor):\n    l_image_ = L_image_\n    l_table_ = L_table_\n    floordiv = s73 // 14;  s73 = None\n    floordiv_1 = s6 // 14;  s6 = None\n    add = floordiv + 0.1;  floordiv = None\n    truediv = add / 5;  add = None\n    add_1 = floordiv_1 + 0.1;  floordiv_1 = None\n    truediv_1 = add_1 / 5;  add_1 = None\n    interpolate = torch.nn.functional.interpolate(l_table_, scale_factor = (truediv, truediv_1), mode = 'bicubic');  l_table_ = truediv = truediv_1 = None\n    mean = l_image_.mean();  l_image_ = None\n    add_2 = interpolate.add(mean);  interpolate = mean = None\n    return (add_2,)\n", 'inputs': [42, 56, {'shape': [1, 3, 42, 56], 'stride': [7056, 2352, 56, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'range': [-4.669102668762207, 3.5049924850463867]}, {'shape': [1, 4, 5, 5], 'stride': [100, 25, 5, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'range': [-2.2343924045562744, 2.2923576831817627]}]}]
+GRAPHS = [{'code': "def forward(self, s73 : torch.SymInt, s6 : torch.SymInt, L_image_ : torch.Tensor, L_table_ : torch.Tensor):\n    l_image_ = L_image_\n    l_table_ = L_table_\n    floordiv = s73 // 14;  s73 = None\n    floordiv_1 = s6 // 14;  s6 = None\n    add = floordiv + 0.1;  floordiv = None\n    truediv = add / 5;  add = None\n    add_1 = floordiv_1 + 0.1;  floordiv_1 = None\n    truediv_1 = add_1 / 5;  add_1 = None\n    interpolate = torch.nn.functional.interpolate(l_table_, scale_factor = (truediv, truediv_1), mode = 'bicubic');  l_table_ = truediv = truediv_1 = None\n    mean = l_image_.mean();  l_image_ = None\n    add_2 = interpolate.add(mean);  interpolate = mean = None\n    return (add_2,)\n", 'inputs': [42, 56, {'shape': [1, 3, 42, 56], 'stride': [7056, 2352, 56, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': False, 'range': [-4.669102668762207, 3.5049924850463867]}, {'shape': [1, 4, 5, 5], 'stride': [100, 25, 5, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': False, 'range': [-2.2343924045562744, 2.2923576831817627]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 30.6
-GRAPHS = [{'code': 'def forward(self, L_self_modules_linear_parameters_weight_ : torch.nn.parameter.Parameter, L_self_modules_linear_parameters_bias_ : torch.nn.parameter.Parameter, L_x_ : torch.Tensor):\n    l_self_modules_linear_parameters_weight_ = L_self_modules_linear_parameters_weight_\n    l_self_modules_linear_parameters_bias_ = L_self_modules_linear_parameters_bias_\n    l_x_ = L_x_\n    linear = torch._C._nn.linear(l_x_, l_self_modules_linear_parameters_weight_, l_self_modules_linear_parameters_bias_);  l_self_modules_linear_parameters_weight_ = l_self_modules_linear_parameters_bias_ = None\n    relu = torch.nn.functional.relu(linear, inplace = False);  linear = None\n    y = relu.mul(2.0);  relu = None\n    y_1 = y.add(l_x_);  y = None\n    sin = l_x_.sin()\n    mul_1 = sin.mul(1.0);  sin = None\n    y_2 = y_1.add(mul_1);  y_1 = mul_1 = None\n    sin_1 = l_x_.sin();  l_x_ = None\n    mul_2 = sin_1.mul(0.5);  sin_1 = None\n    y_3 = y_2.add(mul_2);  y_2 = mul_2 = None\n    sum_1 = y_3.sum(-1);  y_3 = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4, 4], 'stride': [4, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[-0.003743410110473633, 0.26822179555892944, -0.4115225672721863, -0.3679695129394531], [-0.19257718324661255, 0.13407868146896362, -0.009906589984893799, 0.39644473791122437], [-0.04437202215194702, 0.1323062777519226, -0.15110653638839722, -0.09828269481658936], [-0.4776742458343506, -0.33114105463027954, -0.20611155033111572, 0.018521785736083984]]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [0.19766759872436523, 0.30001139640808105, -0.3389705419540405, -0.21773141622543335]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [-0.4867807626724243, -0.6038215756416321, -0.5580962300300598, 0.6675242781639099]}]}]
+GRAPHS = [{'code': 'def forward(self, L_self_modules_linear_parameters_weight_ : torch.nn.parameter.Parameter, L_self_modules_linear_parameters_bias_ : torch.nn.parameter.Parameter, L_x_ : torch.Tensor):\n    l_self_modules_linear_parameters_weight_ = L_self_modules_linear_parameters_weight_\n    l_self_modules_linear_parameters_bias_ = L_self_modules_linear_parameters_bias_\n    l_x_ = L_x_\n    linear = torch._C._nn.linear(l_x_, l_self_modules_linear_parameters_weight_, l_self_modules_linear_parameters_bias_);  l_self_modules_linear_parameters_weight_ = l_self_modules_linear_parameters_bias_ = None\n    relu = torch.nn.functional.relu(linear, inplace = False);  linear = None\n    y = relu.mul(2.0);  relu = None\n    y_1 = y.add(l_x_);  y = None\n    sin = l_x_.sin()\n    mul_1 = sin.mul(1.0);  sin = None\n    y_2 = y_1.add(mul_1);  y_1 = mul_1 = None\n    sin_1 = l_x_.sin();  l_x_ = None\n    mul_2 = sin_1.mul(0.5);  sin_1 = None\n    y_3 = y_2.add(mul_2);  y_2 = mul_2 = None\n    sum_1 = y_3.sum(-1);  y_3 = None\n    return (sum_1,)\n', 'inputs': [{'shape': [4, 4], 'stride': [4, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [[-0.003743410110473633, 0.26822179555892944, -0.4115225672721863, -0.3679695129394531], [-0.19257718324661255, 0.13407868146896362, -0.009906589984893799, 0.39644473791122437], [-0.04437202215194702, 0.1323062777519226, -0.15110653638839722, -0.09828269481658936], [-0.4776742458343506, -0.33114105463027954, -0.20611155033111572, 0.018521785736083984]]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [0.19766759872436523, 0.30001139640808105, -0.3389705419540405, -0.21773141622543335]}, {'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': False, 'values': [-0.4867807626724243, -0.6038215756416321, -0.5580962300300598, 0.6675242781639099]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 109.1
-GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor):\n    l_a_ = L_a_\n    v1 = l_a_.add(0.5);  l_a_ = None\n    copy_ = v1.copy_(-1.5);  v1 = copy_ = None\n    return ()\n', 'inputs': [{'shape': [4, 4], 'stride': [4, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[-1.0408011674880981, 0.9166041612625122, -1.3041903972625732, -1.1096783876419067], [-1.218778133392334, 1.1675924062728882, -1.0573921203613281, -0.11883937567472458], [-0.907839834690094, 0.34522223472595215, -0.5713338851928711, -0.23510892689228058], [1.0076051950454712, -0.7528814673423767, -0.22499920427799225, -0.4326860308647156]]}]}]
+GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor):\n    l_a_ = L_a_\n    v1 = l_a_.add(0.5);  l_a_ = None\n    copy_ = v1.copy_(-1.5);  v1 = copy_ = None\n    return ()\n', 'inputs': [{'shape': [4, 4], 'stride': [4, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [[-1.0408011674880981, 0.9166041612625122, -1.3041903972625732, -1.1096783876419067], [-1.218778133392334, 1.1675924062728882, -1.0573921203613281, -0.11883937567472458], [-0.907839834690094, 0.34522223472595215, -0.5713338851928711, -0.23510892689228058], [1.0076051950454712, -0.7528814673423767, -0.22499920427799225, -0.4326860308647156]]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 116.5
-GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor):\n    l_a_ = L_a_\n    v0 = l_a_.mul(2.0);  l_a_ = None\n    v1 = v0.reshape(-1)\n    zero_ = v1.zero_();  zero_ = None\n    return (v1, v0)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [-1.605276346206665, 0.23248571157455444, 2.239870071411133, 0.8472937941551208]}]}]
+GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor):\n    l_a_ = L_a_\n    v0 = l_a_.mul(2.0);  l_a_ = None\n    v1 = v0.reshape(-1)\n    zero_ = v1.zero_();  zero_ = None\n    return (v1, v0)\n', 'inputs': [{'shape': [4], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [-1.605276346206665, 0.23248571157455444, 2.239870071411133, 0.8472937941551208]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

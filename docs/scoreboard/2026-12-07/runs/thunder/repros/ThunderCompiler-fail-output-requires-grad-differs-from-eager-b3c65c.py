@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 34.7
-GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_self_parameters_param_ : torch.nn.parameter.Parameter):\n    l_x_ = L_x_\n    l_self_parameters_param_ = L_self_parameters_param_\n    relu = torch.nn.functional.relu(l_x_);  l_x_ = None\n    add = relu.add(l_self_parameters_param_);  relu = l_self_parameters_param_ = None\n    return (add,)\n', 'inputs': [{'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[1.5409960746765137, -0.293428897857666, -2.1787893772125244], [0.5684312582015991, -1.0845223665237427, -1.3985954523086548], [0.40334683656692505, 0.8380263447761536, -0.7192575931549072]]}, {'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'values': [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]}]}]
+GRAPHS = [{'code': 'def forward(self, L_x_ : torch.Tensor, L_self_parameters_param_ : torch.nn.parameter.Parameter):\n    l_x_ = L_x_\n    l_self_parameters_param_ = L_self_parameters_param_\n    relu = torch.nn.functional.relu(l_x_);  l_x_ = None\n    add = relu.add(l_self_parameters_param_);  relu = l_self_parameters_param_ = None\n    return (add,)\n', 'inputs': [{'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [[1.5409960746765137, -0.293428897857666, -2.1787893772125244], [0.5684312582015991, -1.0845223665237427, -1.3985954523086548], [0.40334683656692505, 0.8380263447761536, -0.7192575931549072]]}, {'shape': [3, 3], 'stride': [3, 1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': True, 'view': False, 'values': [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

@@ -38,12 +38,12 @@ ENVIRONMENT = {}
 CLASS_SUFFIX = ''
 COMPILE_OPTIONS = {}
 TIME_LIMIT = 33.2
-GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    add_ = l_a_.add_(1);  add_ = None\n    mul_ = l_b_.mul_(2);  mul_ = None\n    sum_1 = l_a_.sum();  l_a_ = None\n    sum_2 = l_b_.sum();  l_b_ = None\n    add = sum_1.add(sum_2);  sum_1 = sum_2 = None\n    return (add,)\n', 'inputs': [{'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [2.7213118076324463, 1.4281576871871948, 1.212363839149475, 2.4858758449554443, -0.7666468620300293]}, {'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'values': [2.4858758449554443, -0.7666468620300293, -2.3134360313415527, -0.31719520688056946, -0.8660464882850647]}]}]
+GRAPHS = [{'code': 'def forward(self, L_a_ : torch.Tensor, L_b_ : torch.Tensor):\n    l_a_ = L_a_\n    l_b_ = L_b_\n    add_ = l_a_.add_(1);  add_ = None\n    mul_ = l_b_.mul_(2);  mul_ = None\n    sum_1 = l_a_.sum();  l_a_ = None\n    sum_2 = l_b_.sum();  l_b_ = None\n    add = sum_1.add(sum_2);  sum_1 = sum_2 = None\n    return (add,)\n', 'inputs': [{'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': True, 'values': [2.7213118076324463, 1.4281576871871948, 1.212363839149475, 2.4858758449554443, -0.7666468620300293]}, {'shape': [5], 'stride': [1], 'dtype': 'torch.float32', 'device': 'cpu', 'requires_grad': False, 'view': True, 'values': [2.4858758449554443, -0.7666468620300293, -2.3134360313415527, -0.31719520688056946, -0.8660464882850647]}]}]
 CANNOT_CHECK = 3  # exit code where the check could not run: 1 would say the problem shows
 
 
 GLOBALS = {"torch": torch, "operator": operator, "math": math, "builtins": builtins, "inf": math.inf,
-           "nan": math.nan}
+           "nan": math.nan, "device": torch.device}
 
 
 def make_input(spec: Any, generator: torch.Generator) -> Any:
@@ -69,9 +69,12 @@ def make_input(spec: Any, generator: torch.Generator) -> Any:
         else:
             dense = torch.randint(int(low), int(high) + 1, spec["shape"], generator=generator)
         dense = dense.to(dtype)
-    storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
-    flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
-    tensor = flat.as_strided(spec["shape"], spec["stride"])
+    if spec.get("view", True):  # over a flat tensor of its own (a record with no "view": as it always was)
+        storage = 1 + sum((size - 1) * step for size, step in zip(spec["shape"], spec["stride"]))
+        flat = torch.zeros(storage if dense.numel() else 0, dtype=dtype, device=spec["device"])
+        tensor = flat.as_strided(spec["shape"], spec["stride"])
+    else:
+        tensor = torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     tensor.copy_(dense.to(spec["device"]))
     return tensor.requires_grad_(spec["requires_grad"])
 

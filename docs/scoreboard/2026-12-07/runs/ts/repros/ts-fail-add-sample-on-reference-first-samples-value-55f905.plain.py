@@ -1,14 +1,14 @@
-"""where of a 0-d bool, a 0-d float32 and a 0-d float32: RuntimeError: method cannot be used as a value (torch.compile, backend="ts")"""
+"""lerp of a 0-d float32 and a 0-d float32: RuntimeError: method cannot be used as a value (torch.compile, backend="ts")"""
 import os, sys
 # Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
 sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
 import torch
 
-def f(tensors_3, tensors_2, tensors_4):
-    return [torch.where(tensors_3, tensors_2, tensors_4)]
+def f(tensors_0, tensors_1):
+    return torch.lerp(tensors_0, tensors_1, 0.4)
 
 torch.manual_seed(0)
-args = [torch.randint(0, 2, (), dtype=torch.bool), torch.rand(()), torch.rand(())]
+args = [torch.rand(()), torch.rand(())]
 compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "ts", fullgraph=True)
 expected = f(*args)
 try:

@@ -1,14 +1,14 @@
-"""smooth_l1_loss of a 0-d float32 and a 0-d float32: RuntimeError: JIT compilation failed. See diagnostics (torch.compile, backend="turbine_cpu")"""
+"""binary_cross_entropy of float32 (5, 5) and float32 (5, 5): backward raised RuntimeError: JIT compilation failed. See diagnostics (torch.compile, backend="turbine_cpu")"""
 import os, sys
 # Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
 sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
 import torch
 
 def f(tensors_0, tensors_1):
-    return torch.nn.functional.smooth_l1_loss(tensors_0, tensors_1)
+    return torch.nn.functional.binary_cross_entropy(tensors_0, tensors_1)
 
 torch.manual_seed(0)
-args = [torch.rand(()), torch.rand(()).requires_grad_()]
+args = [torch.rand((5, 5)), torch.rand((5, 5)).requires_grad_()]
 compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "turbine_cpu", fullgraph=True)
 expected = f(*args)
 try:

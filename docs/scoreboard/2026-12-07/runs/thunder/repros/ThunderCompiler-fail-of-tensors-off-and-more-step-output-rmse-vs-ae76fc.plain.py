@@ -1,0 +1,26 @@
+"""dropout of a 0-d float32: output: values differ from eager: Scalars are not close! (torch.compile, backend="thunder.dynamo:ThunderCompiler()")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+from thunder.dynamo import ThunderCompiler
+
+def f(t):
+    return torch.nn.functional.dropout(t, 0.1, True)
+
+torch.manual_seed(0)
+args = [torch.rand(()).requires_grad_()]
+backend = sys.argv[2] if sys.argv[1:2] == ["--backend"] else ThunderCompiler()
+compiled = torch.compile(f, backend=backend, fullgraph=True)
+torch.manual_seed(0)
+expected = f(*args)
+try:
+    torch.manual_seed(0)
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+try:
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+except AssertionError as error:
+    sys.exit(f"output: values differ from eager: {error}")
+print("torch.compile agrees with eager")

@@ -1,0 +1,22 @@
+"""item, mul, cos of a 0-d float32 and a 0-d float64: output: values differ from eager: Scalars are not close! (torch.compile, backend="turbine_cpu")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(x, helper_defaults_0):
+    return x.mul(helper_defaults_0.item()).cos()
+
+torch.manual_seed(0)
+args = [torch.rand(()), torch.rand((), dtype=torch.float64)]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "turbine_cpu", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+try:
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+except AssertionError as error:
+    sys.exit(f"output: values differ from eager: {error}")
+print("torch.compile agrees with eager")

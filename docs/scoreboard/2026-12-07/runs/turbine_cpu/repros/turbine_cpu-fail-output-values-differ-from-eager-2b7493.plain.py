@@ -1,0 +1,22 @@
+"""floor_divide of a 0-d int64: output: values differ from eager: Scalars are not equal! (torch.compile, backend="turbine_cpu")"""
+import os, sys
+# Exit 1: the problem shows; 0: compiled agrees with eager; 3: the check cannot run. --backend aot_eager: the reference.
+sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(3))
+import torch
+
+def f(i):
+    return [torch.floor_divide(i, 5)]
+
+torch.manual_seed(0)
+args = [torch.randint(-1062278414719, 756538324044, ())]
+compiled = torch.compile(f, backend=sys.argv[2] if sys.argv[1:2] == ["--backend"] else "turbine_cpu", fullgraph=True)
+expected = f(*args)
+try:
+    actual = compiled(*args)
+except Exception as error:  # Dynamo wraps the backend's own error
+    sys.exit(f"the compiled call raised {getattr(error, 'inner_exception', error)!r}")
+try:
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+except AssertionError as error:
+    sys.exit(f"output: values differ from eager: {error}")
+print("torch.compile agrees with eager")
