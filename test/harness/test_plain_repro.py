@@ -23,8 +23,8 @@ from harness.project import layout
 from harness.repros import plain as plain_repro, reduce
 from harness.report import problems
 
-# Its own seconds (test/harness/budgets.py): 35 s of CPU measured 2026-12-07 (nine scripts, each imports
-# torch, and a reduction in this process).
+# Its own seconds (test/harness/budgets.py): 34 s measured 2026-12-07 on an idle machine (fifteen tests:
+# scripts that each import torch, and reductions in this process).
 TIME_BUDGET_S = 80
 MAX_LINES = 40
 
