@@ -183,16 +183,17 @@ class Checked:
         return self.exit_code == 1
 
 
-def check(path: Path, time_limit: float, args: tuple[str, ...] = ()) -> Checked:
+def check(path: Path, time_limit: float, args: tuple[str, ...] = (),
+          environment: dict[str, str] | None = None) -> Checked:
     """Run the repro at ``path`` here (this interpreter, this environment, where the backend
-    is installed) and keep what it printed: its standard output, then its standard error
-    (where ``sys.exit(message)`` writes)."""
+    is installed), as ``python <its name>`` in its directory, and keep what it printed: its
+    standard output, then its standard error (where ``sys.exit(message)`` writes)."""
     text = path.read_text(encoding="utf-8")
     has_graphs = not re.search(r"^GRAPHS = \[\]$", text, re.MULTILINE)  # else it runs the suite's scenario
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, str(path), *args], cwd=path.parent, capture_output=True, text=True,
-                              timeout=time_limit)
+        done = subprocess.run([sys.executable, path.name, *args], cwd=path.parent, capture_output=True, text=True,
+                              timeout=time_limit, env=environment)
         code, output = done.returncode, done.stdout + "\n" + done.stderr[-4000:]
         # A file that does not turn its own errors into exit 3 (an earlier version's) exits 1 with a
         # traceback: not the problem. (A backend's message may hold a traceback: the hook tells them apart.)
@@ -245,11 +246,13 @@ def resolve(spec):
     where, attr = spec.rsplit(":", 1)
     called = attr.endswith("()")
     attr = attr.removesuffix("()")
-    if where.endswith(".py"):
-        path = where if os.path.isabs(where) else os.path.join(os.getcwd(), where)
+    path = where if os.path.isabs(where) else os.path.join(os.getcwd(), where)
+    if where.endswith(".py") and os.path.isfile(path):
         loaded = importlib.util.spec_from_file_location("repro_backend", path)
         module = importlib.util.module_from_spec(loaded)
         loaded.loader.exec_module(module)
+    elif where.endswith(".py"):  # not beside it: by its name, where Python finds it (installed, PYTHONPATH)
+        module = importlib.import_module(os.path.basename(where).removesuffix(".py"))
     else:
         sys.path.insert(0, os.getcwd())
         module = importlib.import_module(where)

@@ -22,6 +22,7 @@ import ast
 import concurrent.futures
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -159,12 +160,24 @@ def title(graph: dict[str, Any], output: str, backend: str) -> str:
     return f'{text} (torch.compile, backend="{backend}")'
 
 
-def run_alone(text: str, time_limit: float, args: tuple[str, ...] = ()) -> generic.Checked:
+def run_alone(text: str, time_limit: float, args: tuple[str, ...] = (),
+              environment: dict[str, str] | None = None) -> generic.Checked:
     """``python repro.py`` as a maintainer runs it: the script alone in an empty directory."""
     with tempfile.TemporaryDirectory(prefix="dynamo-suite-repro-") as directory:
         path = Path(directory) / "repro.py"
         path.write_text(text, encoding="utf-8")
-        return generic.check(path, time_limit, args)
+        return generic.check(path, time_limit, args, environment)
+
+
+def backend_environment(spec: str) -> dict[str, str] | None:
+    """Where the backend is a file (``mine.py:compiler``), its directory on PYTHONPATH: the
+    script imports it by its name, as its maintainer has it installed; None for a package."""
+    module = spec.split(":", 1)[0]
+    if not module.endswith(".py"):
+        return None
+    found = os.environ.get("PYTHONPATH")
+    directory = os.path.dirname(os.path.abspath(module))
+    return {**os.environ, "PYTHONPATH": directory + (os.pathsep + found if found else "")}
 
 
 def refresh(path: Path, problem: Problem, run: dict[str, Any]) -> None:
@@ -207,9 +220,11 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
             if plain_form is not None:
                 return problem.id, plain_form
             why = "its reduced plain script did not show it when run alone"
-        checked = dataclasses.replace(generic.check(generic_path, time_limit), reduction=why)
+        environment = backend_environment(recorded.get(problem.id, {}).get("BACKEND", ""))
+        checked = dataclasses.replace(generic.check(generic_path, time_limit, (), environment), reduction=why)
         if checked.shows and checked.standalone:  # its graphs showed it: PyTorch's reference must not show it too
-            checked.control = generic.check(generic_path, time_limit, ("--backend", plain.REFERENCE)).exit_code
+            checked.control = generic.check(generic_path, time_limit, ("--backend", plain.REFERENCE),
+                                            environment).exit_code
         return problem.id, checked
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:  # each check is a process of its own
@@ -235,10 +250,11 @@ def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], dir
     text = render_for(problem, graph, recorded, "repro", backward)
     if text is None:
         return None
-    checked = run_alone(text, time_limit)
+    environment = backend_environment(recorded["BACKEND"])
+    checked = run_alone(text, time_limit, (), environment)
     if not (checked.shows and problems.shown_by(problem.outcome, problem.signature, checked.output)):
         return None
-    control = run_alone(text, time_limit, ("--backend", plain.REFERENCE)).exit_code
+    control = run_alone(text, time_limit, ("--backend", plain.REFERENCE), environment).exit_code
     if control != 0:
         return None  # PyTorch's reference path disagrees too, alone: not the backend's problem
     heading = title(graph, checked.output, recorded["BACKEND"])

@@ -102,6 +102,28 @@ class PlainReproWordsTests(unittest.TestCase):
                                                   "harness/checks/compare.py:142 mycc-error-x-123abc.py")
 
 
+class ReproRunTests(unittest.TestCase):
+    """How the repros are run before an issue is written: by their name, in their directory,
+    wherever the run's directory was given from; a backend in a file found by its name."""
+
+    def test_a_repro_under_a_relative_run_directory_runs(self):
+        with tempfile.TemporaryDirectory() as directory:
+            (Path(directory) / "reports" / "repros").mkdir(parents=True)
+            (Path(directory) / "reports" / "repros" / "x.py").write_text("print('ran')\n")
+            here = os.getcwd()
+            os.chdir(directory)
+            try:
+                checked = generic.check(Path("reports/repros/x.py"), 60)
+            finally:
+                os.chdir(here)
+        self.assertEqual((checked.exit_code, checked.output), (0, "ran"))
+
+    def test_a_backend_in_a_file_is_importable_where_the_repro_runs(self):
+        self.assertIsNone(prepare.backend_environment("thunder.dynamo:ThunderCompiler()"))
+        environment = prepare.backend_environment("backends/mine.py:compiler")
+        self.assertEqual(environment["PYTHONPATH"].split(os.pathsep)[0], os.path.abspath("backends"))
+
+
 class UpstreamReportTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
