@@ -29,12 +29,12 @@ import textwrap
 from typing import Any
 
 SHOWS, CANNOT_CHECK = 1, 3
-REFERENCE = "aot_eager"
+REFERENCE = "aot_eager"  # the backend a repro's control runs: PyTorch's reference path
 # Operations that draw from the generator: eager and compiled each start from the same seed.
 RANDOM_OPS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
               "bernoulli_", "dropout", "native_dropout", "alpha_dropout", "feature_alpha_dropout", "dropout2d",
               "dropout3d", "multinomial", "normal", "normal_", "uniform_", "exponential_", "geometric_",
-              "log_normal_", "cauchy_", "random_", "poisson", "rrelu", "rrelu_with_noise"}  # the backend a repro's control runs: PyTorch's reference path
+              "log_normal_", "cauchy_", "random_", "poisson", "rrelu", "rrelu_with_noise"}
 INLINED_LIMIT = 90  # characters: a statement no longer than this once a value is written into it
 LITERAL_LIMIT = 80  # characters: a tensor's values longer than this as a literal are drawn from the seed
 INPUTS_LIMIT = 100  # characters: a longer list of inputs is written over lines
@@ -316,14 +316,21 @@ def operations(code: str) -> list[str]:
 def mutates(function: str) -> bool:
     """Whether ``def f`` writes into what it is given (an in-place method or op, ``out=``, an
     item set): then each call gets inputs of its own, and the inputs are compared after it."""
-    tree = ast.parse(function)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if re.fullmatch(r"[a-z0-9_]*[a-z0-9]_", name) or name in ("setitem", "copy_") \
-                    or any(keyword.arg == "out" for keyword in node.keywords):
-                return True
-    return False
+    return any(writes_into(node) for node in ast.walk(ast.parse(function)))
+
+
+def call_name(node: ast.Call) -> str:
+    return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+
+
+def writes_into(node: ast.AST) -> bool:
+    """Whether ``node`` is a call that writes into an argument: an in-place method or op,
+    ``out=``, an item set."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = call_name(node)
+    return bool(re.fullmatch(r"[a-z0-9_]*[a-z0-9]_", name)) or name in ("setitem", "copy_") \
+        or any(keyword.arg == "out" for keyword in node.keywords)
 
 
 def render(graph: dict[str, Any], backend: str, title: str, *, imports: list[str] = (), kind: str | None = None,

@@ -62,10 +62,14 @@ def _plainable(recorded: dict[str, Any] | None) -> bool:
                                                           for graph in graphs)
 
 
+def _imports(recorded: dict[str, Any]) -> list[str]:
+    """The modules the run imported to register its backend (DYNAMO_SUITE_IMPORTS)."""
+    return [name.strip() for name in recorded.get("ENVIRONMENT", {}).get(IMPORTS, "").split(",") if name.strip()]
+
+
 def _request(problem: Problem, recorded: dict[str, Any], seconds: float) -> dict[str, Any]:
-    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get(IMPORTS, "").split(",")
-               if name.strip()]
-    return {"id": problem.id, "graphs": recorded["GRAPHS"], "backend": recorded["BACKEND"], "imports": imports,
+    return {"id": problem.id, "graphs": recorded["GRAPHS"], "backend": recorded["BACKEND"],
+            "imports": _imports(recorded),
             "compile_options": recorded.get("COMPILE_OPTIONS") or {}, "outcome": problem.outcome,
             "signature": problem.signature, "seconds": seconds}
 
@@ -213,14 +217,14 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
         if not generic_path.exists():
             return problem.id, None
         line = reduced.get(problem.id)
+        environment = backend_environment(recorded[problem.id].get("BACKEND", ""))
         why = ("no graph of it shows the problem alone" if problem in candidates else
                "the problem is not in a graph the backend received")
         if line is not None:
-            plain_form = _plain(problem, line, recorded[problem.id], directory, time_limit)
+            plain_form = _plain(problem, line, recorded[problem.id], directory, time_limit, environment)
             if plain_form is not None:
                 return problem.id, plain_form
             why = "its reduced plain script did not show it when run alone"
-        environment = backend_environment(recorded.get(problem.id, {}).get("BACKEND", ""))
         checked = dataclasses.replace(generic.check(generic_path, time_limit, (), environment), reduction=why)
         if checked.shows and checked.standalone:  # its graphs showed it: PyTorch's reference must not show it too
             checked.control = generic.check(generic_path, time_limit, ("--backend", plain.REFERENCE),
@@ -237,20 +241,17 @@ def prepare(directory: Path, found: list[Problem], run: dict[str, Any], time_lim
 
 def render_for(problem: Problem, graph: dict[str, Any], recorded: dict[str, Any], heading: str,
                backward: bool = False) -> str | None:
-    imports = [name.strip() for name in recorded.get("ENVIRONMENT", {}).get(IMPORTS, "").split(",")
-               if name.strip()]
-    return plain.render(graph, recorded["BACKEND"], heading, imports=imports, kind=problems.kind(problem.signature),
+    return plain.render(graph, recorded["BACKEND"], heading, imports=_imports(recorded), kind=problems.kind(problem.signature),
                         backward=backward or problems.needs_backward(problem.signature),
                         compile_options=recorded.get("COMPILE_OPTIONS") or {})
 
 
 def _plain(problem: Problem, line: dict[str, Any], recorded: dict[str, Any], directory: Path,
-           time_limit: float) -> generic.Checked | None:
+           time_limit: float, environment: dict[str, str] | None) -> generic.Checked | None:
     graph, backward = line["graph"], line.get("backward", False)
     text = render_for(problem, graph, recorded, "repro", backward)
     if text is None:
         return None
-    environment = backend_environment(recorded["BACKEND"])
     checked = run_alone(text, time_limit, (), environment)
     if not (checked.shows and problems.shown_by(problem.outcome, problem.signature, checked.output)):
         return None

@@ -360,20 +360,22 @@ def _smaller_inputs(spec: Any, signature: str):
             yield "values drawn from [0, 1)", dict(simple, range=[0, 1])
 
 
+def _read(statements: list[ast.stmt]) -> set[str]:
+    """The names ``statements`` read."""
+    return {node.id for statement in statements for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
 def _output_count(code: str) -> int:
     returned = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Return)]
     return len(returned[-1].value.elts) if returned and isinstance(returned[-1].value, ast.Tuple) else 1
 
 
 def _writes(value: ast.expr) -> bool:
-    """Whether a statement's value may change something (an in-place method, ``out=``, a
-    private call such as torch._C._set_grad_enabled): kept though nothing reads it."""
-    for node in ast.walk(value):
-        if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name.endswith("_") or name.startswith("_") or any(keyword.arg == "out" for keyword in node.keywords):
-                return True
-    return False
+    """Whether a statement's value may change something: it writes into an argument, or a
+    private call (torch._C._set_grad_enabled) changes a mode; kept though nothing reads it."""
+    return any(plain.writes_into(node) or isinstance(node, ast.Call) and plain.call_name(node).startswith("_")
+               for node in ast.walk(value))
 
 
 def _with_outputs(graph: dict[str, Any], keep: list[int]) -> dict[str, Any] | None:
@@ -394,10 +396,7 @@ def _with_outputs(graph: dict[str, Any], keep: list[int]) -> dict[str, Any] | No
                 continue
             if isinstance(statement.value, ast.Constant) or _writes(statement.value):
                 continue  # FX's releases (x = None) stay: they read nothing
-            written = {target.id for target in statement.targets}
-            read = {node.id for later in forward.body[index + 1:] for node in ast.walk(later)
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-            if not written & read:
+            if not {target.id for target in statement.targets} & _read(forward.body[index + 1:]):
                 del forward.body[index]
                 changed = True
     parameters = [arg.arg for arg in forward.args.args[1:]]
@@ -405,8 +404,7 @@ def _with_outputs(graph: dict[str, Any], keep: list[int]) -> dict[str, Any] | No
                if isinstance(statement, ast.Assign) and len(statement.targets) == 1
                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Name)
                and statement.value.id in parameters}
-    read = {node.id for index, statement in enumerate(forward.body) if index not in aliases
-            for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    read = _read([statement for index, statement in enumerate(forward.body) if index not in aliases])
     names = {name: {name} | {alias.targets[0].id for alias in aliases.values() if alias.value.id == name}
              for name in parameters}
     used = [index for index, name in enumerate(parameters) if names[name] & read]
@@ -425,10 +423,7 @@ def _without_statement(code: str, index: int) -> str | None:
     body = tree.body[0].body
     statement = body[index]
     if isinstance(statement, ast.Assign) and all(isinstance(target, ast.Name) for target in statement.targets):
-        written = {target.id for target in statement.targets}
-        read = {node.id for later in body[index + 1:] for node in ast.walk(later)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-        if written & read:
+        if {target.id for target in statement.targets} & _read(body[index + 1:]):
             return None
     elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return None

@@ -76,16 +76,11 @@ def canary(backend: Any, device: str) -> Behaviour:
     import torch
 
     from harness import compat, state  # in the worker only: the runner never imports torch
+    from harness.measure.counters import CompileCounterWithBackend
 
     before = state.snapshot()
     compat.reset_dynamo()
-    received = []
-    compiler = compat.lookup_backend(backend) if isinstance(backend, str) else backend
-
-    def counted(gm, example_inputs, **kwargs):
-        received.append(gm)
-        return compiler(gm, example_inputs, **kwargs)
-
+    counted = CompileCounterWithBackend(backend)  # as the tests hand it graphs, counted
     try:
         with torch.random.fork_rng(devices=[]), torch.enable_grad():
             x = torch.linspace(-1.0, 1.0, 12, device=device).reshape(3, 4)
@@ -95,10 +90,10 @@ def canary(backend: Any, device: str) -> Behaviour:
             (outputs[0].sum() + outputs[1]).backward()
             values = (*outputs, w.grad, bias.grad)
             return Behaviour(values=tuple(value.detach().to("cpu", copy=True) for value in values),
-                             graphs=len(received))
+                             graphs=counted.frame_count)
     except Exception as error:  # the canary's failure is data: compared with the baseline's
         message = (str(error).strip().splitlines() or [""])[0]
-        return Behaviour(error=f"{type(error).__name__}: {_ADDRESS.sub('0x?', message)}", graphs=len(received))
+        return Behaviour(error=f"{type(error).__name__}: {_ADDRESS.sub('0x?', message)}", graphs=counted.frame_count)
     finally:
         compat.reset_dynamo()
         if state.leaked(before, state.snapshot()):  # a faulty backend's leak is no later test's

@@ -136,8 +136,8 @@ class PlainReproTests(unittest.TestCase):
         cls.addClassCleanup(cls.directory.cleanup)
         (Path(cls.directory.name) / "faulty.py").write_text(FAULTY)
 
-    def script(self, name: str, graph: dict, backend: str, backward: bool = False) -> Path:
-        text = plain_repro.render(graph, backend, f"{name} under torch.compile", backward=backward)
+    def script(self, name: str, graph: dict, backend: str, backward: bool = False, kind: str | None = None) -> Path:
+        text = plain_repro.render(graph, backend, f"{name} under torch.compile", backward=backward, kind=kind)
         self.assertIsNotNone(text)
         self.assertLessEqual(len(text.splitlines()), MAX_LINES, text)
         for machine_path in (str(layout.SUITE_ROOT), os.getcwd(), self.directory.name, "/work/"):
@@ -203,8 +203,7 @@ class PlainReproTests(unittest.TestCase):
 
     def test_the_attribute_a_check_named_is_compared_before_values(self):
         # Its values may differ too, another problem: the script prints the one it was made for.
-        path = self.script("requires_grad_lost", self.gradients, "faulty:detaches_and_adds")
-        path.write_text(plain_repro.render(self.gradients, "faulty:detaches_and_adds", "t", kind="requires_grad"))
+        path = self.script("requires_grad_lost", self.gradients, "faulty:detaches_and_adds", kind="requires_grad")
         result = self.run_script(path)
         self.assertEqual(result.returncode, 1, result.stderr[-2000:])
         self.assertIn("output requires_grad: [False, False], eager gives [True, True]", result.stdout + result.stderr)
